@@ -1,0 +1,52 @@
+"""`weaklink` command line: one subcommand per stage of read → resolve → analyze → bind → emulate.
+
+Each subcommand lives in weaklink/commands/<name>.py and exposes
+``add_parser(subparsers)`` and ``run(args) -> int``. Exit codes: 0 success or measured,
+1 a check or gate failed, 2 bad input or usage.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from weaklink.errors import InputError, ToolchainMissing, UsageError
+
+# Subcommand modules, in the order of the data flow.
+COMMANDS = (
+    "fixtures",
+    "link",
+    "analyze",
+)
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # argparse's default exits 2 with usage: keep the status, one line
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="weaklink", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    for name in COMMANDS:
+        importlib.import_module(f"weaklink.commands.{name}").add_parser(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args, extra = parser.parse_known_args(argv)
+    if extra and not getattr(args, "accepts_extra", False):
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    args.extra = extra
+    try:
+        return args.run(args)
+    except (InputError, UsageError, ToolchainMissing) as exc:
+        print(f"weaklink: error: {exc}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
