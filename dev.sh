@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Set-up and the two entry points, for a fresh Debian machine (as root, for the apt step):
+#   ./dev.sh demo   build the bundled fixture firmware and print the table of outcomes
+#   ./dev.sh test   run the test suite (exit status is pytest's)
+# Each installs the arm-none-eabi cross toolchain with apt when it is missing, and the
+# package with its extras into a virtual environment (.venv, or $WEAKLINK_VENV).
+set -euo pipefail
+cd "$(dirname "$0")"
+VENV=${WEAKLINK_VENV:-.venv}
+
+ensure_toolchain() {
+    if ! command -v arm-none-eabi-gcc >/dev/null || ! command -v arm-none-eabi-ld >/dev/null; then
+        apt-get update -q
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
+            gcc-arm-none-eabi binutils-arm-none-eabi libnewlib-arm-none-eabi
+    fi
+}
+
+ensure_venv() {
+    local stamp="$VENV/.weaklink-installed"
+    if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
+        python3 -m venv "$VENV"
+        "$VENV/bin/python" -m pip install -q --upgrade pip
+        "$VENV/bin/python" -m pip install -q -e '.[test]'
+        touch "$stamp"
+    fi
+}
+
+case "${1:-}" in
+    demo) shift; ensure_toolchain; ensure_venv; exec "$VENV/bin/weaklink" fixtures "$@" ;;
+    test) shift; ensure_toolchain; ensure_venv; exec "$VENV/bin/python" -m pytest "$@" ;;
+    *) echo "usage: ./dev.sh demo|test [args...]" >&2; exit 2 ;;
+esac

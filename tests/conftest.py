@@ -1,0 +1,33 @@
+"""Session fixtures shared by every test folder.
+
+`firmware` builds the bundled fixture variants once per session with the real cross toolchain
+(incremental, into $WEAKLINK_CACHE or <repo>/.cache) and maps each variant name, such as
+"weak-custom-u85", to its LinkOutcome. Tests that need the toolchain skip with a message when
+it is absent; CI always has it.
+"""
+from __future__ import annotations
+
+import pytest
+
+from weaklink import toolchain
+
+
+def pytest_report_header(config):
+    if toolchain.available():
+        return f"cross toolchain: {toolchain.version()}"
+    return "cross toolchain: arm-none-eabi-* NOT FOUND (toolchain tests skip)"
+
+
+@pytest.fixture(scope="session")
+def cross_toolchain():
+    if not toolchain.available():
+        pytest.skip("arm-none-eabi toolchain not installed (apt-get install gcc-arm-none-eabi "
+                    "binutils-arm-none-eabi libnewlib-arm-none-eabi)")
+    return toolchain
+
+
+@pytest.fixture(scope="session")
+def firmware(cross_toolchain):
+    from weaklink import fixtures
+
+    return {o.variant.name: o for o in fixtures.build()}

@@ -1,0 +1,307 @@
+"""Build the bundled fixture firmware with the real cross toolchain.
+
+The fixtures reproduce the ExecuTorch fast-scratch story (shared/research/executorch_ethosu.md):
+three states of the NPU backend (extern, removed, weak) linked with two runners (example,
+custom) for two targets (U55 on Corstone-300, U85 on Corstone-320), plus four pitfall variants
+of the weak backend on U85. Each variant gets objects, archives, a linked ELF (-g) and a GNU ld
+map (-Map --cref); each link's exit status and stderr are recorded, failed links included.
+
+Everything goes into a cache directory outside git ($WEAKLINK_CACHE, default <repo>/.cache).
+Steps are keyed by a digest of their command line, their inputs and the toolchain version, so a
+rebuild redoes only what changed. `build()` is the one entry point, for the CLI and for tests.
+"""
+from __future__ import annotations
+
+import functools
+import hashlib
+import importlib.util
+import json
+import os
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+from weaklink import toolchain
+from weaklink.errors import InputError
+
+REPO = Path(__file__).resolve().parent.parent
+FIXTURES = Path(os.environ.get("WEAKLINK_FIXTURES", REPO / "fixtures"))
+FIRMWARE = FIXTURES / "firmware"
+
+C_FLAGS = (*toolchain.CPU_FLAGS, "-O2", "-g", "-ffunction-sections", "-fdata-sections",
+           "-ffreestanding", "-Wall", "-Werror")
+CXX_FLAGS = ("-std=c++17", "-fno-exceptions", "-fno-rtti", "-fno-threadsafe-statics",
+             "-fno-use-cxa-atexit")
+
+BACKENDS = ("extern", "removed", "weak")
+RUNNERS = ("example", "custom")
+PITFALLS = ("override-in-archive", "near-miss", "too-small", "wrong-memory")
+FIXTURE_NETWORK = "tiny"
+
+
+@dataclass(frozen=True)
+class Target:
+    """A board, the NPU config Vela compiles for, and the runner's pool sizes for that mode."""
+
+    name: str
+    board: str
+    accelerator: str
+    system_config: str
+    memory_mode: str
+    arena_in_ddr: bool              # Dedicated_Sram: .bss.tensor_arena in DDR, else SRAM
+    scratch_pool: int               # bytes of temp_allocation_pool (region 1)
+    fast_scratch_pool: int | None   # bytes of the runner's fast scratch (region 2), U85 only
+
+
+TARGETS = {
+    "u55": Target("u55", "corstone-300", "ethos-u55-128", "Ethos_U55_High_End_Embedded",
+                  "Shared_Sram", False, 0x100000, None),
+    "u85": Target("u85", "corstone-320", "ethos-u85-256", "Ethos_U85_SYS_DRAM_Mid",
+                  "Dedicated_Sram_384KB", True, 0x4000000, 0x60000),
+}
+
+
+@dataclass(frozen=True)
+class Override:
+    """The runner-side strong override object a pitfall variant links (overrides/fast_scratch.cpp)."""
+
+    size: int
+    in_sram: bool
+    namespaced: bool
+    in_archive: bool
+
+    def defines(self) -> list[str]:
+        flags = [f"-DFAST_SCRATCH_BYTES={self.size:#x}"]
+        if self.in_sram:
+            flags.append("-DFAST_SCRATCH_IN_SRAM")
+        if self.namespaced:
+            flags.append("-DFAST_SCRATCH_NAMESPACED")
+        return flags
+
+
+OVERRIDES = {
+    # A correct 384 KB SRAM override, but in a static library nothing else pulls: the backend's
+    # weak default already satisfies the reference, so ld never extracts the member.
+    "override-in-archive": Override(0x60000, True, False, True),
+    # C++ linkage in the backend's namespace: mangled names, no match for the extern "C" default.
+    "near-miss": Override(0x60000, True, True, False),
+    # Strong and in SRAM, but 16 KB: smaller than the model's fast-scratch need.
+    "too-small": Override(0x4000, True, False, False),
+    # 384 KB and strong, but without section(".bss.ethosu_scratch"): plain .bss, BRAM on C-320.
+    "wrong-memory": Override(0x60000, False, False, False),
+}
+
+
+@dataclass(frozen=True)
+class Variant:
+    backend: str
+    runner: str
+    target: str
+
+    @property
+    def name(self) -> str:
+        return f"{self.backend}-{self.runner}-{self.target}"
+
+
+VARIANTS = tuple(
+    [Variant(b, r, t) for b in BACKENDS for r in RUNNERS for t in TARGETS]
+    + [Variant("weak", p, "u85") for p in PITFALLS])
+
+
+@dataclass(frozen=True)
+class LinkOutcome:
+    """One variant's real link: the exact ld command line (relative to `cwd`) and what ld did."""
+
+    variant: Variant
+    cwd: Path
+    ld_args: tuple[str, ...]
+    returncode: int
+    stderr: str
+    elf: Path
+    map: Path
+
+    @property
+    def ok(self) -> bool:
+        return self.returncode == 0
+
+    @property
+    def target(self) -> Target:
+        return TARGETS[self.variant.target]
+
+
+def cache_dir(root: str | Path | None = None) -> Path:
+    base = Path(root or os.environ.get("WEAKLINK_CACHE") or REPO / ".cache")
+    return base / "fixtures"
+
+
+# -- incremental steps -------------------------------------------------------------------------
+def _digest(argv, inputs) -> str:
+    h = hashlib.sha256(toolchain.version().encode())
+    h.update("\0".join(map(str, argv)).encode())
+    for path in inputs:
+        h.update(Path(path).read_bytes())
+    return h.hexdigest()
+
+
+def _headers() -> list[Path]:
+    return sorted((FIRMWARE / "include").glob("*.h")) + sorted((FIRMWARE / "runners").glob("*.h"))
+
+
+def _step(tool: str, argv: list, out: Path, inputs: list[Path], cwd: Path) -> None:
+    """Run `tool argv` unless `out` exists and was made from the same command and inputs."""
+    key = _digest([tool, *argv], inputs)
+    stamp = out.with_name(out.name + ".key")
+    if out.exists() and stamp.exists() and stamp.read_text() == key:
+        return
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.unlink(missing_ok=True)  # `ar rcs` would append to a stale archive
+    done = toolchain.run(tool, argv, cwd=cwd)
+    if done.returncode != 0:
+        raise InputError(out, f"{tool} failed: {done.stderr.strip()}")
+    stamp.write_text(key)
+
+
+@dataclass(frozen=True)
+class _Compile:
+    source: Path
+    out: Path
+    flags: tuple[str, ...]
+
+    def run(self, root: Path) -> None:
+        cxx = self.source.suffix == ".cpp"
+        tool = "g++" if cxx else "gcc"
+        argv = [*C_FLAGS, *(CXX_FLAGS if cxx else ()), f"-I{FIRMWARE / 'include'}", *self.flags,
+                "-c", self.source, "-o", self.out.relative_to(root)]
+        inputs = [self.source, *_headers()]
+        if self.source.suffix == ".S":
+            inputs += [Path(f.split("=", 1)[1].strip('"')) for f in self.flags if "VELA_BLOB" in f]
+        _step(tool, argv, self.out, inputs, root)
+
+
+# -- the build plan ----------------------------------------------------------------------------
+@functools.cache
+def _model_generator():
+    """fixtures/models/generate.py, loaded by path (it is a fixture source, not a package)."""
+    name = "weaklink_fixture_models"
+    spec = importlib.util.spec_from_file_location(name, FIXTURES / "models" / "generate.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # dataclasses look their module up while the file executes
+    spec.loader.exec_module(module)
+    return module
+
+
+def _model_blob(target: Target, root: Path) -> Path:
+    return Path(_model_generator().build_blob(FIXTURE_NETWORK, target.accelerator,
+                                              target.system_config, target.memory_mode,
+                                              root / "models"))
+
+
+def _target_defines(target: Target) -> list[str]:
+    flags = [f"-DET_ARM_SCRATCH_POOL_SIZE={target.scratch_pool:#x}"]
+    if target.fast_scratch_pool is not None:
+        flags.append(f"-DET_ARM_FAST_SCRATCH_POOL_SIZE={target.fast_scratch_pool:#x}")
+    return flags
+
+
+def _compiles(target: Target, root: Path, blob: Path) -> dict[str, _Compile]:
+    """Every object a target's variants need, by a short name."""
+    obj = root / target.name / "obj"
+    src = FIRMWARE
+    units = {
+        "startup": _Compile(src / "startup/startup.c", obj / "startup.o", ()),
+        "driver": _Compile(src / "driver/ethosu_driver.c", obj / "ethosu_driver.o", ()),
+        "velabin": _Compile(src / "backend/VelaBinStream.cpp", obj / "VelaBinStream.o", ()),
+        "model": _Compile(src / "model/model.S", obj / "model.o", (f'-DVELA_BLOB="{blob}"',)),
+        "runner-custom": _Compile(src / "runners/custom.cpp", obj / "runner-custom.o",
+                                  tuple(_target_defines(target))),
+    }
+    for backend in BACKENDS:
+        state = f"-DFAST_SCRATCH_{backend.upper()}"
+        units[f"backend-{backend}"] = _Compile(src / "backend/EthosUBackend.cpp",
+                                               obj / f"EthosUBackend-{backend}.o", (state,))
+        units[f"runner-example-{backend}"] = _Compile(
+            src / "runners/example.cpp", obj / f"runner-example-{backend}.o",
+            (state, *_target_defines(target)))
+    if target.fast_scratch_pool is not None:
+        for pitfall, override in OVERRIDES.items():
+            units[f"override-{pitfall}"] = _Compile(
+                src / "overrides/fast_scratch.cpp", obj / f"override-{pitfall}.o",
+                tuple(override.defines()))
+    return units
+
+
+def _script(target: Target, root: Path) -> Path:
+    out = root / target.name / f"{target.board}.ld"
+    source = FIRMWARE / "ld" / f"{target.board}.ld"
+    argv = ["-E", "-P", "-x", "c", f"-DETHOSU_ARENA={int(target.arena_in_ddr)}", source,
+            "-o", out.relative_to(root)]
+    _step("gcc", argv, out, [source], root)
+    return out
+
+
+def _archive(out: Path, members: list[Path], root: Path) -> Path:
+    _step("ar", ["rcs", out.relative_to(root), *(m.relative_to(root) for m in members)],
+          out, members, root)
+    return out
+
+
+def _inputs(variant: Variant, units: dict[str, _Compile], root: Path) -> list[Path]:
+    """The variant's link inputs in command-line order."""
+    o = {k: u.out for k, u in units.items()}
+    tail = [o["velabin"], o["driver"], o["model"]]
+    if variant.runner in RUNNERS:
+        return [o["startup"], o[f"runner-{variant.runner}" + ("-" + variant.backend
+                                                               if variant.runner == "example" else "")],
+                o[f"backend-{variant.backend}"], *tail]
+    override = OVERRIDES[variant.runner]
+    lib = root / variant.target / "lib"
+    if override.in_archive:
+        backend = _archive(lib / "libethosu_backend.a", [o["backend-weak"], o["velabin"]], root)
+        overrides = _archive(lib / "librunner_overrides.a",
+                             [o[f"override-{variant.runner}"]], root)
+        return [o["startup"], o["runner-custom"], backend, overrides, o["driver"], o["model"]]
+    return [o["startup"], o["runner-custom"], o[f"override-{variant.runner}"],
+            o["backend-weak"], *tail]
+
+
+def _link(variant: Variant, script: Path, inputs: list[Path], root: Path) -> LinkOutcome:
+    out = root / variant.target / "elf"
+    elf, map_ = out / f"{variant.name}.elf", out / f"{variant.name}.map"
+    rel = lambda p: str(p.relative_to(root)) if p.is_relative_to(root) else str(p)  # noqa: E731
+    args = ("-T", rel(script), "-Map", rel(map_), "--cref", "-o", rel(elf),
+            *map(rel, inputs), str(toolchain.libgcc_path()))
+    record = out / f"{variant.name}.link.json"
+    key = _digest(args, [script, *inputs])
+    if record.exists():
+        saved = json.loads(record.read_text())
+        if saved["key"] == key:
+            return LinkOutcome(variant, root, args, saved["returncode"], saved["stderr"], elf, map_)
+    out.mkdir(parents=True, exist_ok=True)
+    elf.unlink(missing_ok=True)
+    done = toolchain.run("ld", list(args), cwd=root)
+    record.write_text(json.dumps({"key": key, "returncode": done.returncode,
+                                  "stderr": done.stderr, "args": args}, indent=1))
+    return LinkOutcome(variant, root, args, done.returncode, done.stderr, elf, map_)
+
+
+def build(variants=VARIANTS, cache: str | Path | None = None, jobs: int | None = None
+          ) -> list[LinkOutcome]:
+    """Build every variant (objects, archives, ELF, map) and return the real link outcomes."""
+    root = cache_dir(cache)
+    root.mkdir(parents=True, exist_ok=True)
+    jobs = jobs or os.cpu_count() or 2
+    targets = sorted({v.target for v in variants})
+    _model_generator()
+    with ThreadPoolExecutor(jobs) as pool:
+        blobs = dict(zip(targets, pool.map(lambda t: _model_blob(TARGETS[t], root), targets)))
+        units = {t: _compiles(TARGETS[t], root, blobs[t]) for t in targets}
+        scripts = dict(zip(targets, pool.map(lambda t: _script(TARGETS[t], root), targets)))
+        list(pool.map(lambda u: u.run(root), [u for t in targets for u in units[t].values()]))
+        plans = [(v, _inputs(v, units[v.target], root)) for v in variants]
+        return list(pool.map(lambda p: _link(p[0], scripts[p[0].target], p[1], root), plans))
+
+
+def model_blob(target: str, cache: str | Path | None = None) -> Path:
+    """The vela_bin_stream blob embedded in a target's firmware (built on demand)."""
+    return _model_blob(TARGETS[target], cache_dir(cache))

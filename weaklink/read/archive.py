@@ -1,0 +1,204 @@
+"""Read static archives (`ar` format, GNU flavour) the way GNU ld uses them.
+
+Layouts are declared once below as data. ld walks the archive symbol index (the armap in the
+`/` member) and only opens a member when a symbol it defines is needed, so `Archive` parses
+the armap eagerly and a member's ELF only when `Archive.object(offset)` asks for it.
+
+Supported: `!<arch>` and thin `!<thin>` archives, the GNU `/` (32-bit) and `/SYM64/` (64-bit)
+armaps (big-endian), `//` long-name tables, `name/` and `/N` member names.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+
+import numpy as np
+
+from weaklink.errors import InputError
+
+AR_MAGIC = b"!<arch>\n"
+THIN_MAGIC = b"!<thin>\n"
+# struct ar_hdr (<ar.h>): ASCII fields, space padded, 60 bytes, 2-byte aligned members.
+AR_HDR = np.dtype([
+    ("ar_name", "S16"), ("ar_date", "S12"), ("ar_uid", "S6"), ("ar_gid", "S6"),
+    ("ar_mode", "S8"), ("ar_size", "S10"), ("ar_fmag", "S2"),
+])
+AR_FMAG = b"`\n"
+ARMAP32 = ("/", ">u4")        # GNU symbol index: count, offsets, NUL-terminated names
+ARMAP64 = ("/SYM64/", ">u8")
+LONG_NAMES = "//"
+
+
+@dataclass(frozen=True, slots=True)
+class ArchiveMember:
+    """One member: its header offset (what the armap points at), its name and data span."""
+    offset: int
+    name: str
+    data_start: int
+    size: int
+
+
+def is_archive(data: bytes) -> bool:
+    return data[:8] in (AR_MAGIC, THIN_MAGIC)
+
+
+class Archive:
+    """An archive as ld sees it: `armap` (symbol, member offset) in index order, lazy members."""
+
+    def __init__(self, data: bytes, name: str):
+        self.data = data
+        self.name = name
+        if data[:8] not in (AR_MAGIC, THIN_MAGIC):
+            raise InputError(name, "not an archive: expected magic '!<arch>\\n'", 0)
+        self.thin = data[:8] == THIN_MAGIC
+        self._long_names = b""
+        self.armap_names: list[str] = []
+        self.armap_offsets: list[int] = []
+        self.has_index = False
+        self._members: dict[int, ArchiveMember] = {}
+        self._objects: dict[int, object] = {}
+        self._read_special_members()
+
+    @classmethod
+    def from_path(cls, path: str | Path, name: str | None = None) -> "Archive":
+        try:
+            data = Path(path).read_bytes()
+        except FileNotFoundError:
+            raise InputError(name or path, "no such file") from None
+        except OSError as exc:
+            raise InputError(name or path, f"cannot read: {exc.strerror}") from None
+        return cls(data, name or str(path))
+
+    # -- headers ------------------------------------------------------------------------------
+    def _header(self, offset: int) -> tuple[str, int]:
+        """(raw name field, data size) of the member header at `offset`."""
+        end = offset + AR_HDR.itemsize
+        if end > len(self.data):
+            raise InputError(self.name, f"truncated member header ({len(self.data) - offset} "
+                             f"bytes, expected {AR_HDR.itemsize})", offset)
+        hdr = np.frombuffer(self.data, AR_HDR, count=1, offset=offset)[0]
+        if bytes(hdr["ar_fmag"]) != AR_FMAG:
+            raise InputError(self.name, "bad member header: expected '`\\n' terminator", offset + 58)
+        raw_size = bytes(hdr["ar_size"]).strip()
+        if not raw_size.isdigit():
+            raise InputError(self.name, f"bad member size field {raw_size!r}", offset + 48)
+        return bytes(hdr["ar_name"]).decode("latin-1").rstrip(" "), int(raw_size)
+
+    def _stored_size(self, name: str, size: int) -> int:
+        """Bytes of data following the header: thin archives store only the special members."""
+        if self.thin and name not in ("/", "//", "/SYM64/"):
+            return 0
+        return size
+
+    def _read_special_members(self):
+        """Read the armap and long-name table, which GNU ar puts first."""
+        offset = 8
+        while offset < len(self.data):
+            raw, size = self._header(offset)
+            start = offset + AR_HDR.itemsize
+            if start + self._stored_size(raw, size) > len(self.data):
+                raise InputError(self.name, f"member size {size} runs past the end of the archive "
+                                 f"({len(self.data)} bytes)", offset + 48)
+            if raw in (ARMAP32[0], ARMAP64[0]):
+                self._read_armap(start, size, ARMAP32[1] if raw == "/" else ARMAP64[1])
+            elif raw == LONG_NAMES:
+                self._long_names = self.data[start:start + size]
+            else:
+                return
+            offset = start + size + (size & 1)
+
+    def _read_armap(self, start: int, size: int, word: str):
+        width = np.dtype(word).itemsize
+        if size < width:
+            raise InputError(self.name, "truncated archive symbol index", start)
+        count = int(np.frombuffer(self.data, word, count=1, offset=start)[0])
+        names_at = start + width * (1 + count)
+        if names_at > start + size:
+            raise InputError(self.name, f"archive symbol index claims {count} entries, more than "
+                             f"its {size} bytes hold", start)
+        offsets = np.frombuffer(self.data, word, count=count, offset=start + width)
+        names = self.data[names_at:start + size].split(b"\0")
+        if len(names) < count:
+            raise InputError(self.name, f"archive symbol index has {len(names)} names for "
+                             f"{count} entries", names_at)
+        self.has_index = True
+        self.armap_names = [n.decode("utf-8", "replace") for n in names[:count]]
+        self.armap_offsets = offsets.tolist()
+
+    # -- members --------------------------------------------------------------------------------
+    def _member_name(self, raw: str, offset: int) -> str:
+        if raw.startswith("/") and raw[1:].isdigit():
+            at = int(raw[1:])
+            if at >= len(self._long_names):
+                raise InputError(self.name, f"long name offset {at} out of range (name table "
+                                 f"has {len(self._long_names)} bytes)", offset)
+            end = self._long_names.find(b"\n", at)
+            raw = self._long_names[at:end if end >= 0 else None].decode("utf-8", "replace")
+        return raw[:-1] if raw.endswith("/") else raw
+
+    def member(self, offset: int) -> ArchiveMember:
+        """The member whose header starts at `offset` (an armap target)."""
+        hit = self._members.get(offset)
+        if hit is None:
+            if offset < 8 or offset >= len(self.data):
+                raise InputError(self.name, f"archive symbol index points at {offset}, outside "
+                                 f"the archive ({len(self.data)} bytes)", offset)
+            raw, size = self._header(offset)
+            start = offset + AR_HDR.itemsize
+            if start + self._stored_size(raw, size) > len(self.data):
+                raise InputError(self.name, f"member size {size} runs past the end of the "
+                                 f"archive ({len(self.data)} bytes)", offset + 48)
+            hit = ArchiveMember(offset, self._member_name(raw, offset), start, size)
+            self._members[offset] = hit
+        return hit
+
+    def members(self) -> list[ArchiveMember]:
+        """Every ordinary member in file order (for --whole-archive)."""
+        out, offset = [], 8
+        while offset < len(self.data):
+            raw, size = self._header(offset)
+            if raw not in ("/", "//", "/SYM64/"):
+                out.append(self.member(offset))
+            offset += AR_HDR.itemsize + self._stored_size(raw, size)
+            offset += offset & 1
+        return out
+
+    def display_name(self, m: ArchiveMember) -> str:
+        """How GNU ld names the member in maps and diagnostics (ldmain.c add_archive_element)."""
+        if self.thin:
+            return self.thin_path(m)
+        return f"{self.name}({m.name})"
+
+    def thin_path(self, m: ArchiveMember) -> str:
+        base = os.path.dirname(self.name)
+        return os.path.join(base, m.name) if base else m.name
+
+    def member_bytes(self, m: ArchiveMember) -> bytes:
+        if not self.thin:
+            return self.data[m.data_start:m.data_start + m.size]
+        try:
+            return Path(self.thin_path(m)).read_bytes()
+        except OSError:
+            raise InputError(self.name, f"thin archive member {self.thin_path(m)} cannot be read",
+                             m.offset) from None
+
+    def object(self, offset: int):
+        """The parsed relocatable object of the member at `offset`, parsed on first use."""
+        obj = self._objects.get(offset)
+        if obj is None:
+            from weaklink.read.objfile import ObjectFile
+            m = self.member(offset)
+            obj = ObjectFile.from_bytes(self.member_bytes(m), self.display_name(m),
+                                        archive_offset=m.offset)
+            self._objects[offset] = obj
+        return obj
+
+    @cached_property
+    def member_offsets_by_symbol(self) -> dict[str, list[int]]:
+        """Symbol → member offsets defining it, in armap order (for explanations)."""
+        out: dict[str, list[int]] = {}
+        for name, off in zip(self.armap_names, self.armap_offsets):
+            out.setdefault(name, []).append(off)
+        return out
