@@ -292,9 +292,9 @@ def build(variants=VARIANTS, cache: str | Path | None = None, jobs: int | None =
     root.mkdir(parents=True, exist_ok=True)
     jobs = jobs or os.cpu_count() or 2
     targets = sorted({v.target for v in variants})
-    _model_generator()
+    # Vela runs one after the other: targets share the network's .tflite in models/.
+    blobs = {t: _model_blob(TARGETS[t], root) for t in targets}
     with ThreadPoolExecutor(jobs) as pool:
-        blobs = dict(zip(targets, pool.map(lambda t: _model_blob(TARGETS[t], root), targets)))
         units = {t: _compiles(TARGETS[t], root, blobs[t]) for t in targets}
         scripts = dict(zip(targets, pool.map(lambda t: _script(TARGETS[t], root), targets)))
         list(pool.map(lambda u: u.run(root), [u for t in targets for u in units[t].values()]))
