@@ -1,0 +1,198 @@
+"""Resolve a binding against a linked image: the base-address table the backend will pass.
+
+Each BoundBase keeps its provenance (which symbol, which binding, which file defined it), so the
+emulator's verdict can be explained back to the link: "region 2 base 0x0 ← ethosu_fast_scratch =
+WEAK default from EthosUBackend.o".
+"""
+from __future__ import annotations
+
+import fnmatch
+from dataclasses import dataclass, field
+from typing import Callable
+
+from npu.read.blob import BLOCK_HEAD, FOOTER, HEADER, VelaBlob, read_blob
+from weaklink.bind.binding import Binding, RegionRule
+from weaklink.errors import InputError
+from weaklink.read import elfstructs as S
+from weaklink.read.elf import ElfFile
+
+# Maps a symbol name to the files that mention it (definition first), as in ld's --cref table.
+References = Callable[[str], "list[str] | None"]
+
+
+@dataclass(frozen=True)
+class SymbolFact:
+    name: str
+    address: int
+    size: int
+    binding: str          # "global" | "weak"
+    section: str | None
+    defined_in: str | None = None
+
+
+@dataclass(frozen=True)
+class BoundBase:
+    """One entry of the table: BASEP[region] = address, with the size the backend passes."""
+
+    region: int
+    name: str
+    address: int
+    size: int
+    symbol: SymbolFact | None = None     # the symbol the address came from
+    size_symbol: SymbolFact | None = None
+    note: str = ""                       # how the entry was derived, for the diagnosis chain
+
+
+@dataclass(frozen=True)
+class BaseAddressTable:
+    binding: str
+    model_address: int
+    model: VelaBlob
+    bases: tuple[BoundBase, ...]
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+    def base(self, region: int) -> BoundBase | None:
+        return next((b for b in self.bases if b.region == region), None)
+
+
+class ImageSymbols:
+    """Name → defined global symbol of a linked image, and initial contents by address."""
+
+    def __init__(self, elf: ElfFile):
+        self.elf = elf
+        syms = elf.symbols
+        bind = syms["st_info"] >> 4
+        defined = (syms["st_shndx"] != S.SHN_UNDEF) & ((bind == S.STB_GLOBAL) | (bind == S.STB_WEAK))
+        idx = defined.nonzero()[0]
+        self._index = dict(zip(elf.symbol_names(idx), idx.tolist()))
+
+    def lookup(self, name: str) -> SymbolFact | None:
+        i = self._index.get(name)
+        if i is None:
+            return None
+        sym = self.elf.symbols[i]
+        shndx = int(sym["st_shndx"])
+        section = self.elf.section_name(shndx) if 0 < shndx < len(self.elf.sections) else None
+        binding = S.BINDING_NAMES[int(sym["st_info"]) >> 4]
+        return SymbolFact(name, int(sym["st_value"]), int(sym["st_size"]), binding, section)
+
+    def read(self, address: int, size: int) -> bytes | None:
+        """Initial bytes at a run-time address: the section's file bytes, zeros for NOBITS."""
+        sh = self.elf.sections
+        hit = ((sh["sh_flags"] & S.SHF_ALLOC) != 0) & (sh["sh_addr"] <= address) & \
+              (sh["sh_addr"].astype("i8") + sh["sh_size"] >= address + size)
+        found = hit.nonzero()[0]
+        if not found.size:
+            return None
+        i = int(found[0])
+        off = address - int(sh["sh_addr"][i])
+        return self.elf.section_bytes(i)[off:off + size]
+
+    def word(self, fact: SymbolFact) -> int | None:
+        raw = self.read(fact.address, min(fact.size or 4, 8))
+        return int.from_bytes(raw, "little") if raw else None
+
+
+def _blob_at(image: ImageSymbols, address: int, limit: int) -> tuple[bytes, int]:
+    """The blob bytes starting at `address` and the offset of its weight_data payload."""
+    data = image.read(address, limit) or b""
+    pos, weights = 0, None
+    while pos + BLOCK_HEAD.size <= len(data):
+        raw, size = BLOCK_HEAD.unpack_from(data, pos)
+        name = raw.split(b"\0", 1)[0].decode("ascii", "replace")
+        if name == "weight_data":
+            weights = pos + BLOCK_HEAD.size
+        pos += BLOCK_HEAD.size + ((size + 15) & ~15)
+        if name == FOOTER:
+            return data[:pos], weights if weights is not None else 0
+    raise InputError(image.elf.name, "vela_bin_stream blob has no vela_end_stream footer", address)
+
+
+def _looks_like_blob(data: bytes, at: int) -> bool:
+    """An empty header block followed by cmd_data, not just the name as a string literal."""
+    if at + 2 * BLOCK_HEAD.size > len(data):
+        return False
+    _, size = BLOCK_HEAD.unpack_from(data, at)
+    name, _ = BLOCK_HEAD.unpack_from(data, at + BLOCK_HEAD.size)
+    return size == 0 and name.rstrip(b"\0") == b"cmd_data"
+
+
+def find_model(image: ImageSymbols, binding: Binding) -> tuple[int, bytes, int]:
+    """(address, blob bytes, weight_data offset) of the embedded vela_bin_stream blob."""
+    marker = HEADER.encode().ljust(16, b"\0")
+    fact = image.lookup(binding.model_symbol) if binding.model_symbol else None
+    candidates = [fact.address] if fact else []
+    if not candidates:  # scan loadable PROGBITS sections, 16-byte aligned as vela_bin_read wants
+        elf = image.elf
+        for i, sh in enumerate(elf.sections):
+            if int(sh["sh_type"]) == S.SHT_PROGBITS and int(sh["sh_flags"]) & S.SHF_ALLOC:
+                data, base = elf.section_bytes(i), int(sh["sh_addr"])
+                at = data.find(marker)
+                while at >= 0 and ((base + at) % 16 or not _looks_like_blob(data, at)):
+                    at = data.find(marker, at + 1)
+                if at >= 0:
+                    candidates.append(base + at)
+                    break
+    for address in candidates:
+        head = image.read(address, 2 * BLOCK_HEAD.size) or b""
+        if head[:16] == marker and _looks_like_blob(head, 0):
+            limit = fact.size if fact and fact.size else 1 << 26
+            data, weights = _blob_at(image, address, limit)
+            return address, data, weights
+    raise InputError(image.elf.name, "no vela_bin_stream model blob found in the image "
+                     "(give the model with --model)")
+
+
+def _files(references: References | None, name: str) -> list[str] | None:
+    return references(name) if references else None
+
+
+def _pointer_base(image: ImageSymbols, rule: RegionRule, refs: References | None) -> BoundBase:
+    sizes = rule.size_symbols or (None,) * len(rule.symbols)
+    for name, size_name in zip(rule.symbols, sizes):
+        fact = image.lookup(name)
+        if fact is None:
+            continue
+        files = _files(refs, name)
+        if rule.reader and files is not None and not any(fnmatch.fnmatch(f, rule.reader) for f in files):
+            return BoundBase(rule.index, rule.name, 0, 0, fact, None,
+                             f"`{name}` is linked but no {rule.reader} file reads it: "
+                             f"the backend passes 0/0")
+        size_fact = image.lookup(size_name) if size_name else None
+        value = image.word(fact) or 0
+        size = (image.word(size_fact) or 0) if size_fact else 0
+        kind = "WEAK default" if fact.binding == "weak" else "strong definition"
+        return BoundBase(rule.index, rule.name, value, size, fact, size_fact,
+                         f"`{name}` = {value:#x} ({kind})")
+    return BoundBase(rule.index, rule.name, 0, 0, None, None,
+                     f"none of {', '.join(rule.symbols)} is defined: the backend passes 0/0")
+
+
+def _symbol_base(image: ImageSymbols, rule: RegionRule) -> BoundBase:
+    for name in rule.symbols:
+        fact = image.lookup(name)
+        if fact is not None:
+            return BoundBase(rule.index, rule.name, fact.address, fact.size, fact, None,
+                             f"`{name}` at {fact.address:#x}, {fact.size} bytes")
+    raise InputError(image.elf.name, f"region {rule.index} ({rule.name}): none of the symbols "
+                     f"{', '.join(rule.symbols)} is defined in the image")
+
+
+def resolve_bases(elf: ElfFile, binding: Binding, references: References | None = None,
+                  model: VelaBlob | None = None) -> BaseAddressTable:
+    """Compute the base-address table. `references` (from a map's --cref table) lets a pointer
+    rule tell a symbol the backend reads from one it never mentions."""
+    image = ImageSymbols(elf)
+    address, raw, weights = find_model(image, binding) if model is None else (0, b"", 0)
+    blob = model or read_blob(raw, elf.name)
+    bases = []
+    for rule in binding.regions:
+        if rule.source == "model-weights":
+            bases.append(BoundBase(rule.index, rule.name, address + weights if address else 0,
+                                   len(blob.weight_data), None, None,
+                                   f"weight_data of the model blob at {address:#x}"))
+        elif rule.source == "symbol":
+            bases.append(_symbol_base(image, rule))
+        else:
+            bases.append(_pointer_base(image, rule, references))
+    return BaseAddressTable(binding.name, address, blob, tuple(bases))
