@@ -76,16 +76,18 @@ class ImageSymbols:
         binding = S.BINDING_NAMES[int(sym["st_info"]) >> 4]
         return SymbolFact(name, int(sym["st_value"]), int(sym["st_size"]), binding, section)
 
-    def read(self, address: int, size: int) -> bytes | None:
-        """Initial bytes at a run-time address: the section's file bytes, zeros for NOBITS."""
+    def read(self, address: int, size: int, *, clip: bool = False) -> bytes | None:
+        """Initial bytes at a run-time address: the section's file bytes, zeros for NOBITS.
+        None when no section holds them all; with `clip`, up to the section's end."""
         sh = self.elf.sections
-        hit = ((sh["sh_flags"] & S.SHF_ALLOC) != 0) & (sh["sh_addr"] <= address) & \
-              (sh["sh_addr"].astype("i8") + sh["sh_size"] >= address + size)
+        start, end = sh["sh_addr"].astype("i8"), sh["sh_addr"].astype("i8") + sh["sh_size"]
+        hit = ((sh["sh_flags"] & S.SHF_ALLOC) != 0) & (start <= address) & \
+              ((end > address) if clip else (end >= address + size))
         found = hit.nonzero()[0]
         if not found.size:
             return None
         i = int(found[0])
-        off = address - int(sh["sh_addr"][i])
+        off = address - int(start[i])
         return self.elf.section_bytes(i)[off:off + size]
 
     def word(self, fact: SymbolFact) -> int | None:
@@ -95,7 +97,7 @@ class ImageSymbols:
 
 def _blob_at(image: ImageSymbols, address: int, limit: int) -> tuple[bytes, int]:
     """The blob bytes starting at `address` and the offset of its weight_data payload."""
-    data = image.read(address, limit) or b""
+    data = image.read(address, limit, clip=True) or b""
     pos, weights = 0, None
     while pos + BLOCK_HEAD.size <= len(data):
         raw, size = BLOCK_HEAD.unpack_from(data, pos)
