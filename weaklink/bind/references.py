@@ -1,0 +1,66 @@
+"""Who mentions a symbol: the files of ld's --cref table, or the compilation units in DWARF.
+
+A pointer rule needs to know whether the backend's translation unit reads the pointer at all:
+the `removed` backend passes 0/0 even when the runner still defines a fast scratch. Two sources:
+- the GNU ld map's "Cross Reference Table" (--cref) lists, per symbol, the defining file and then
+  every file that references it; ld prints C++ names demangled there;
+- DWARF (-g): a compilation unit that declares or defines a variable has a DW_TAG_variable for
+  it (a block-scope `extern` gives a declaration DIE; a definition gives a full one).
+"""
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+
+from weaklink.demangle import demangle, unqualified
+
+
+def from_cref(cref: dict[str, list[str]]):
+    """References from a parsed --cref table (keys as ld printed them: demangled)."""
+
+    def files(name: str) -> list[str] | None:
+        return cref.get(name) or cref.get(demangle(name)) or []
+
+    return files
+
+
+def from_dwarf(elf_path: str | Path):
+    """References from DWARF: the names of the compilation units that mention each variable.
+    Returns None when the image has no DWARF (the caller then cannot tell)."""
+    from elftools.elf.elffile import ELFFile
+
+    with open(elf_path, "rb") as fh:
+        elf = ELFFile(fh)
+        if not elf.has_dwarf_info():
+            return None
+        mentions: dict[str, list[str]] = {}
+        for cu in elf.get_dwarf_info().iter_CUs():
+            top = cu.get_top_DIE()
+            unit = _text(top.attributes.get("DW_AT_name")) or "?"
+            for die in _walk(top):
+                if die.tag != "DW_TAG_variable":
+                    continue
+                for attr in ("DW_AT_linkage_name", "DW_AT_MIPS_linkage_name", "DW_AT_name"):
+                    name = _text(die.attributes.get(attr))
+                    if name and unit not in mentions.setdefault(name, []):
+                        mentions[name].append(unit)
+
+    @functools.cache
+    def files(name: str) -> list[str]:
+        return mentions.get(name, []) + [u for u in mentions.get(unqualified(name), [])
+                                         if u not in mentions.get(name, [])]
+
+    return files
+
+
+def _walk(die):
+    for child in die.iter_children():
+        yield child
+        yield from _walk(child)
+
+
+def _text(attr) -> str | None:
+    if attr is None:
+        return None
+    value = attr.value
+    return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
