@@ -20,8 +20,13 @@ ensure_venv() {
     local stamp="$VENV/.weaklink-installed"
     if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
         python3 -m venv "$VENV"
-        "$VENV/bin/python" -m pip install -q --upgrade pip
-        "$VENV/bin/python" -m pip install -q -e '.[test]'
+        local log="$VENV/pip-install.log"
+        if ! { "$VENV/bin/python" -m pip install -q --upgrade pip &&
+               "$VENV/bin/python" -m pip install -q -e '.[test]'; } >"$log" 2>&1; then
+            cat "$log" >&2
+            echo "dev.sh: installing the package into $VENV failed (log above)" >&2
+            exit 2
+        fi
         touch "$stamp"
     fi
 }
