@@ -1,27 +1,18 @@
-"""Who mentions a symbol: the files of ld's --cref table, or the compilation units in DWARF.
+"""Who mentions a symbol: the compilation units that declare or define it, from DWARF.
 
 A pointer rule needs to know whether the backend's translation unit reads the pointer at all:
-the `removed` backend passes 0/0 even when the runner still defines a fast scratch. Two sources:
-- the GNU ld map's "Cross Reference Table" (--cref) lists, per symbol, the defining file and then
-  every file that references it; ld prints C++ names demangled there;
-- DWARF (-g): a compilation unit that declares or defines a variable has a DW_TAG_variable for
-  it (a block-scope `extern` gives a declaration DIE; a definition gives a full one).
+the `removed` backend passes 0/0 even when the runner still defines a fast scratch. In DWARF
+(-g), a unit that declares or defines a variable has a DW_TAG_variable for it (a block-scope
+`extern` gives a declaration DIE, a definition a full one). ld's --cref table cannot answer
+this: a file that defines a name weakly after another file defined it is not listed at all,
+even when it also reads it (ld 2.40, measured on the fixtures).
 """
 from __future__ import annotations
 
 import functools
 from pathlib import Path
 
-from weaklink.demangle import demangle, unqualified
-
-
-def from_cref(cref: dict[str, list[str]]):
-    """References from a parsed --cref table (keys as ld printed them: demangled)."""
-
-    def files(name: str) -> list[str] | None:
-        return cref.get(name) or cref.get(demangle(name)) or []
-
-    return files
+from weaklink.demangle import unqualified
 
 
 def from_dwarf(elf_path: str | Path):

@@ -7,7 +7,7 @@ WEAK default from EthosUBackend.o".
 from __future__ import annotations
 
 import fnmatch
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Callable
 
 from npu.read.blob import BLOCK_HEAD, FOOTER, HEADER, VelaBlob, read_blob
@@ -46,10 +46,12 @@ class BoundBase:
 @dataclass(frozen=True)
 class BaseAddressTable:
     binding: str
-    model_address: int
-    model: VelaBlob
+    model_address: int            # where the vela_bin_stream blob sits in the image (0: none)
+    model: VelaBlob | None
     bases: tuple[BoundBase, ...]
-    notes: tuple[str, ...] = field(default_factory=tuple)
+    model_bytes: bytes = b""      # the blob as embedded
+    stream_address: int = 0       # the COP1 command stream handed to the driver
+
 
     def base(self, region: int) -> BoundBase | None:
         return next((b for b in self.bases if b.region == region), None)
@@ -95,18 +97,17 @@ class ImageSymbols:
         return int.from_bytes(raw, "little") if raw else None
 
 
-def _blob_at(image: ImageSymbols, address: int, limit: int) -> tuple[bytes, int]:
-    """The blob bytes starting at `address` and the offset of its weight_data payload."""
+def _blob_at(image: ImageSymbols, address: int, limit: int) -> tuple[bytes, dict[str, int]]:
+    """The blob bytes starting at `address` and the offset of each block's payload."""
     data = image.read(address, limit, clip=True) or b""
-    pos, weights = 0, None
+    pos, payload = 0, {}
     while pos + BLOCK_HEAD.size <= len(data):
         raw, size = BLOCK_HEAD.unpack_from(data, pos)
         name = raw.split(b"\0", 1)[0].decode("ascii", "replace")
-        if name == "weight_data":
-            weights = pos + BLOCK_HEAD.size
+        payload[name] = pos + BLOCK_HEAD.size
         pos += BLOCK_HEAD.size + ((size + 15) & ~15)
         if name == FOOTER:
-            return data[:pos], weights if weights is not None else 0
+            return data[:pos], payload
     raise InputError(image.elf.name, "vela_bin_stream blob has no vela_end_stream footer", address)
 
 
@@ -119,8 +120,8 @@ def _looks_like_blob(data: bytes, at: int) -> bool:
     return size == 0 and name.rstrip(b"\0") == b"cmd_data"
 
 
-def find_model(image: ImageSymbols, binding: Binding) -> tuple[int, bytes, int]:
-    """(address, blob bytes, weight_data offset) of the embedded vela_bin_stream blob."""
+def find_model(image: ImageSymbols, binding: Binding) -> tuple[int, bytes, dict[str, int]]:
+    """(address, blob bytes, payload offset per block) of the embedded vela_bin_stream blob."""
     marker = HEADER.encode().ljust(16, b"\0")
     fact = image.lookup(binding.model_symbol) if binding.model_symbol else None
     candidates = [fact.address] if fact else []
@@ -139,8 +140,8 @@ def find_model(image: ImageSymbols, binding: Binding) -> tuple[int, bytes, int]:
         head = image.read(address, 2 * BLOCK_HEAD.size) or b""
         if head[:16] == marker and _looks_like_blob(head, 0):
             limit = fact.size if fact and fact.size else 1 << 26
-            data, weights = _blob_at(image, address, limit)
-            return address, data, weights
+            data, payload = _blob_at(image, address, limit)
+            return address, data, payload
     raise InputError(image.elf.name, "no vela_bin_stream model blob found in the image "
                      "(give the model with --model)")
 
@@ -157,8 +158,8 @@ def _pointer_base(image: ImageSymbols, rule: RegionRule, refs: References | None
             continue
         files = _files(refs, name)
         if rule.reader and files is not None and not any(fnmatch.fnmatch(f, rule.reader) for f in files):
-            return BoundBase(rule.index, rule.name, 0, 0, fact, None,
-                             f"`{name}` is linked but no {rule.reader} file reads it: "
+            return BoundBase(rule.index, rule.name, 0, 0, None, None,
+                             f"`{name}` is linked but no {rule.reader} unit reads it: "
                              f"the backend passes 0/0")
         size_fact = image.lookup(size_name) if size_name else None
         value = image.word(fact) or 0
@@ -180,21 +181,22 @@ def _symbol_base(image: ImageSymbols, rule: RegionRule) -> BoundBase:
                      f"{', '.join(rule.symbols)} is defined in the image")
 
 
-def resolve_bases(elf: ElfFile, binding: Binding, references: References | None = None,
-                  model: VelaBlob | None = None) -> BaseAddressTable:
-    """Compute the base-address table. `references` (from a map's --cref table) lets a pointer
-    rule tell a symbol the backend reads from one it never mentions."""
+def resolve_bases(elf: ElfFile, binding: Binding, references: References | None = None
+                  ) -> BaseAddressTable:
+    """Compute the base-address table. `references` (from a map's --cref table, or DWARF) lets
+    a pointer rule tell a symbol the backend reads from one it never mentions."""
     image = ImageSymbols(elf)
-    address, raw, weights = find_model(image, binding) if model is None else (0, b"", 0)
-    blob = model or read_blob(raw, elf.name)
+    address, raw, payload = find_model(image, binding)
+    blob = read_blob(raw, f"{elf.name}@{address:#x}")
     bases = []
     for rule in binding.regions:
         if rule.source == "model-weights":
-            bases.append(BoundBase(rule.index, rule.name, address + weights if address else 0,
+            bases.append(BoundBase(rule.index, rule.name, address + payload["weight_data"],
                                    len(blob.weight_data), None, None,
                                    f"weight_data of the model blob at {address:#x}"))
         elif rule.source == "symbol":
             bases.append(_symbol_base(image, rule))
         else:
             bases.append(_pointer_base(image, rule, references))
-    return BaseAddressTable(binding.name, address, blob, tuple(bases))
+    return BaseAddressTable(binding.name, address, blob, tuple(bases), raw,
+                            address + payload["cmd_data"])

@@ -1,0 +1,133 @@
+"""The check report: one object, rendered as a table or as JSON (issue-6 contract).
+
+The JSON holds one demo row's fields for the image (`fast_scratch`, `npu`, `cycles`,
+`findings`, …), plus `diagnosis`, `bases` and, under `emulation`, the emulator's full result
+(its `cycles` object, PMU counters, traffic and per-operation table).
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from weaklink.analyze.findings import SEVERITIES, Finding
+from weaklink.bind.table import BaseAddressTable, BoundBase
+
+SCHEMA_VERSION = 1
+_FAULT_REGION = re.compile(r"region (\d+) \(base")
+
+
+@dataclass(frozen=True)
+class FastScratch:
+    binding: str | None      # global | weak | None (no definition)
+    value: int               # the base the backend passes
+    size: int
+    region: str | None       # the memory the base points into
+
+    def to_json(self) -> dict:
+        return {"binding": self.binding, "value": self.value, "size": self.size,
+                "region": self.region}
+
+
+@dataclass(frozen=True)
+class CheckReport:
+    file: str
+    accelerator: str
+    system_config: str
+    memory_mode: str
+    soc: str
+    table: BaseAddressTable
+    fast_scratch: FastScratch | None
+    regions_used: list[int]
+    needs: dict[int, int]
+    findings: tuple[Finding, ...]
+    run: object                              # npu.RunResult
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def verdict(self) -> str:
+        return self.run.status
+
+    @property
+    def cycles(self) -> int | None:
+        return int(self.run.cycles["total"]) if self.verdict == "ok" else None
+
+    @property
+    def exit_code(self) -> int:
+        return 0 if self.verdict == "ok" else 1
+
+    @property
+    def diagnosis(self) -> str | None:
+        """From the NPU fault back to the symbol that set the faulting region's base."""
+        if self.verdict == "ok" or not self.run.diagnosis:
+            return None
+        hit = _FAULT_REGION.search(self.run.diagnosis)
+        base = self.table.base(int(hit.group(1))) if hit else None
+        head = f"{_provenance(base)} → " if base is not None else ""
+        return f"{head}NPU {self.run.diagnosis} → {self.verdict}"
+
+    def to_json(self) -> dict:
+        ports = {b.region: b for b in self.run.bases}
+        return {
+            "schema_version": SCHEMA_VERSION,
+            "file": self.file,
+            "backend": None, "runner": None, "target": None,   # demo row fields, unknown here
+            "link": "ok",
+            "model_agrees_with_ld": None,
+            "fast_scratch": self.fast_scratch.to_json() if self.fast_scratch else None,
+            "npu": self.verdict,
+            "cycles": self.cycles,
+            "findings": list(dict.fromkeys(f.rule for f in self.findings)),
+            "diagnosis": self.diagnosis,
+            "bases": [_base_json(b, ports.get(b.region)) for b in self.table.bases],
+            "accelerator": self.accelerator, "system_config": self.system_config,
+            "memory_mode": self.memory_mode, "soc": self.soc,
+            "model": {"address": self.table.model_address, "regions_used": self.regions_used,
+                      "region_needs": {str(k): v for k, v in sorted(self.needs.items())}},
+            "finding_details": [f.to_json() for f in self.findings],
+            "emulation": self.run.to_json(),
+            **self.extra,
+        }
+
+    def to_table(self) -> str:
+        lines = [f"{self.file}: NPU {self.verdict.upper()}"
+                 + (f" in {self.cycles} cycles ({self.run.inference_time_s * 1e3:.3f} ms)"
+                    if self.cycles is not None else ""),
+                 f"{self.accelerator} / {self.system_config} / {self.memory_mode} on {self.soc}",
+                 ""]
+        ports = {b.region: b for b in self.run.bases}
+        rows = [("region", "name", "base", "size", "memory", "port", "from")]
+        for b in self.table.bases:
+            p = ports.get(b.region)
+            rows.append((str(b.region), b.name, f"{b.address:#010x}", str(b.size),
+                         (p.memory if p else None) or "-", (p.port if p else None) or "-", b.note))
+        widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+        lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
+        if self.findings:
+            lines.append("")
+            for f in sorted(self.findings, key=lambda f: SEVERITIES.index(f.severity)):
+                lines.append(f"{f.severity}: [{f.rule}] {f.message}")
+        if self.diagnosis:
+            lines += ["", f"diagnosis: {self.diagnosis}"]
+        return "\n".join(lines)
+
+
+def _provenance(base: BoundBase) -> str:
+    text = f"region {base.region} base {base.address:#x}"
+    sym = base.symbol
+    if sym is None:
+        return f"{text} ← {base.note}"
+    where = f" from {sym.defined_in}" if sym.defined_in else ""
+    if "passes 0/0" in base.note:
+        return f"{text} ← {base.note}"
+    if sym.binding == "weak":
+        return f"{text} ← `{sym.name}` = WEAK default{where} (no strong definition linked)"
+    return f"{text} ← `{sym.name}` = strong definition{where}"
+
+
+def _base_json(b: BoundBase, port) -> dict:
+    return {"region": b.region, "name": b.name, "address": b.address, "size": b.size,
+            "symbol": b.symbol.name if b.symbol else None,
+            "binding": b.symbol.binding if b.symbol else None,
+            "defined_in": b.symbol.defined_in if b.symbol else None,
+            "memory": port.memory if port else None, "port": port.port if port else None,
+            "note": b.note}
