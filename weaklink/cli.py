@@ -17,6 +17,7 @@ COMMANDS = (
     "fixtures",
     "link",
     "analyze",
+    "check",
 )
 
 

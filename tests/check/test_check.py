@@ -1,0 +1,123 @@
+"""`weaklink check` on the real fixture images: the NPU verdict, the findings and the chain."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from weaklink import fixtures
+from weaklink.check import check
+from weaklink.cli import main
+
+# variant: (NPU verdict, findings that must be reported, fast scratch memory)
+EXPECTED = {
+    "extern-example-u55": ("ok", set(), None),
+    "extern-example-u85": ("ok", set(), "SRAM"),
+    "removed-example-u55": ("ok", set(), None),
+    "removed-example-u85": ("hang", {"fast-scratch-null"}, None),
+    "removed-custom-u55": ("ok", set(), None),
+    "removed-custom-u85": ("hang", {"fast-scratch-null"}, None),
+    "weak-example-u55": ("ok", set(), None),
+    "weak-example-u85": ("ok", set(), "SRAM"),
+    "weak-custom-u55": ("ok", set(), None),
+    "weak-custom-u85": ("hang", {"fast-scratch-null"}, None),
+    "weak-override-in-archive-u85": ("hang", {"fast-scratch-null", "override-not-extracted"}, None),
+    "weak-near-miss-u85": ("hang", {"fast-scratch-null", "near-miss-override"}, None),
+    "weak-too-small-u85": ("error", {"fast-scratch-too-small"}, "SRAM"),
+    "weak-wrong-memory-u85": ("hang", {"fast-scratch-unreachable"}, "BRAM"),
+}
+
+
+def _check(outcome, **kw):
+    t = outcome.target
+    return check(outcome.elf, accelerator=t.accelerator, system_config=t.system_config,
+                 memory_mode=t.memory_mode, map_path=outcome.map, **kw)
+
+
+@pytest.mark.parametrize("variant", sorted(EXPECTED))
+def test_verdict_findings_and_fast_scratch(firmware, variant):
+    verdict, rules, memory = EXPECTED[variant]
+    report = _check(firmware[variant])
+    assert report.verdict == verdict
+    assert {f.rule for f in report.findings} == rules
+    assert report.fast_scratch.region == memory
+    assert (report.cycles is not None) == (verdict == "ok")
+    assert report.exit_code == (0 if verdict == "ok" else 1)
+
+
+def test_weak_default_hang_is_traced_back_to_the_weak_symbol(firmware):
+    chain = _check(firmware["weak-custom-u85"]).diagnosis
+    assert chain.startswith("region 2 base 0x0 ← `ethosu_fast_scratch` = WEAK default from "
+                            "EthosUBackend.cpp (no strong definition linked) → NPU ")
+    assert "address 0x00000000" in chain and "SRAM AXI port" in chain
+    assert chain.endswith("→ hang")
+
+
+def test_removed_backend_hang_says_the_backend_never_reads_the_pointer(firmware):
+    chain = _check(firmware["removed-example-u85"]).diagnosis
+    assert "no *EthosUBackend* unit reads it: the backend passes 0/0" in chain
+
+
+def test_wrong_memory_hang_names_bram_and_the_port(firmware):
+    report = _check(firmware["weak-wrong-memory-u85"])
+    unreachable = next(f for f in report.findings if f.rule == "fast-scratch-unreachable")
+    assert "BRAM" in unreachable.message and "SRAM AXI port" in unreachable.message
+    assert "strong definition from fast_scratch.cpp" in report.diagnosis
+
+
+def test_too_small_is_an_out_of_bounds_error_past_16_kib(firmware):
+    report = _check(firmware["weak-too-small-u85"])
+    assert "out of bounds" in report.run.diagnosis
+    assert report.needs[2] > 16 * 1024 == report.fast_scratch.size
+
+
+def test_u85_ok_cycles_match_vela_within_20_percent(firmware):
+    log = (fixtures.model_blob("u85").with_suffix("") / "vela.log").read_text()
+    vela_total = int(next(line.split()[2] for line in log.splitlines()
+                          if line.startswith("Total cycles")))
+    cycles = _check(firmware["weak-example-u85"]).cycles
+    assert abs(cycles - vela_total) <= 0.2 * vela_total
+
+
+def test_json_contract(firmware, capsys):
+    outcome = firmware["weak-custom-u85"]
+    t = outcome.target
+    code = main(["check", "--json", str(outcome.elf), "--accelerator", t.accelerator,
+                 "--system-config", t.system_config, "--memory-mode", t.memory_mode,
+                 "--map", str(outcome.map)])
+    doc = json.loads(capsys.readouterr().out)
+    assert code == 1
+    assert doc["schema_version"] == 1
+    assert doc["npu"] == "hang" and doc["cycles"] is None and doc["link"] == "ok"
+    assert doc["fast_scratch"] == {"binding": "weak", "value": 0, "size": 0, "region": None}
+    assert doc["findings"] == ["fast-scratch-null"]
+    assert doc["diagnosis"].endswith("→ hang")
+    assert [b["region"] for b in doc["bases"]] == [0, 1, 2]
+    assert {"total", "npu"} <= set(doc["emulation"]["cycles"])
+
+
+def test_ok_image_exits_zero_and_prints_the_cycles(firmware, capsys):
+    outcome = firmware["weak-example-u85"]
+    t = outcome.target
+    code = main(["check", str(outcome.elf), "--accelerator", t.accelerator,
+                 "--system-config", t.system_config, "--memory-mode", t.memory_mode])
+    out = capsys.readouterr().out
+    assert code == 0 and "NPU OK in" in out and "0x31000000" in out
+
+
+@pytest.mark.parametrize("args,needle", [
+    (["/nonexistent.elf"], "no such file"),
+    (["{readme}"], "not an ELF file"),
+    (["{elf}", "--binding", "no-such-preset"], "no such binding"),
+    (["{elf}", "--model", "{readme}"], "not a Vela npz"),
+])
+def test_bad_input_is_one_line_and_exit_2(firmware, capsys, args, needle):
+    from weaklink.fixtures import REPO
+
+    elf = firmware["weak-example-u85"].elf
+    args = [a.format(readme=REPO / "README.md", elf=elf) for a in args]
+    code = main(["check", *args, "--accelerator", "ethos-u85-256", "--system-config",
+                 "Ethos_U85_SYS_DRAM_Mid", "--memory-mode", "Dedicated_Sram_384KB"])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert err.count("\n") == 1 and err.startswith("weaklink: error: ") and needle in err

@@ -1,0 +1,40 @@
+"""`weaklink check`: firmware ELF → NPU verdict (ok, hang or error), cycles, and why.
+
+Exit 0 when the emulated inference completes, 1 on a hang or an error (a CI gate), 2 on bad
+input or usage.
+"""
+from __future__ import annotations
+
+import json
+
+from weaklink.check import check
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("check", help="will the NPU inference in this firmware image work?",
+                       description=__doc__.splitlines()[0])
+    p.add_argument("firmware", help="linked firmware image (ELF)")
+    p.add_argument("--accelerator", required=True, help="Vela accelerator config, e.g. ethos-u85-256")
+    p.add_argument("--system-config", required=True, help="vela.ini system config, e.g. Ethos_U85_SYS_DRAM_Mid")
+    p.add_argument("--memory-mode", required=True, help="vela.ini memory mode, e.g. Dedicated_Sram_384KB")
+    p.add_argument("--soc", help="SoC memory map preset (default: corstone-300 for U55/U65, corstone-320 for U85)")
+    p.add_argument("--map", help="the GNU ld map file of the link (-Map), for attribution and archive findings")
+    p.add_argument("--model", help="the compiled model (npz, tflite, vela_bin_stream blob) instead of the one embedded in the image")
+    p.add_argument("--binding", default="executorch-arm",
+                   help="binding preset name or TOML file: which symbols feed which NPU region (default: executorch-arm)")
+    p.add_argument("--config", help="a vela.ini with the system config and memory mode (default: Vela's Arm/vela.ini)")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.add_argument("--plot", metavar="FILE.png", help="draw the memory map with the regions placed, and the NPU timeline")
+    p.set_defaults(run=run, accepts_extra=False)
+
+
+def run(args) -> int:
+    report = check(args.firmware, accelerator=args.accelerator, system_config=args.system_config,
+                   memory_mode=args.memory_mode, soc=args.soc, map_path=args.map,
+                   model_path=args.model, binding=args.binding, vela_ini=args.config)
+    if args.plot:
+        from weaklink.check.plot import plot
+
+        plot(report, args.plot)
+    print(json.dumps(report.to_json(), indent=2) if args.json else report.to_table())
+    return report.exit_code
