@@ -18,6 +18,7 @@ COMMANDS = (
     "link",
     "analyze",
     "check",
+    "demo",
 )
 
 

@@ -1,0 +1,25 @@
+"""`weaklink demo`: build the fixture firmware, predict every link, check every image.
+
+Exit 0 when the resolution model agreed with the real arm-none-eabi-ld on every link, 1 when
+it did not, 2 when the fixtures could not be built (toolchain or Vela missing).
+"""
+from __future__ import annotations
+
+import json
+
+from weaklink.demo import run_demo
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("demo", help="the fast-scratch story from real builds: link model vs ld, NPU verdicts",
+                       description=__doc__.splitlines()[0])
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.add_argument("--plot", metavar="DIR", help="write one check picture per linked image into DIR")
+    p.add_argument("--cache", help="build directory (default $WEAKLINK_CACHE or <repo>/.cache)")
+    p.set_defaults(run=run, accepts_extra=False)
+
+
+def run(args) -> int:
+    report = run_demo(cache=args.cache, plot_dir=args.plot)
+    print(json.dumps(report.to_json(), indent=2) if args.json else report.to_table())
+    return report.exit_code

@@ -1,0 +1,121 @@
+"""The demo table: one row per fixture variant, rendered as a table or as JSON (issue-6 contract)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from weaklink.check.report import CheckReport, FastScratch
+
+SCHEMA_VERSION = 1
+MANGLED_PREFIX = "_Z"
+
+
+@dataclass(frozen=True)
+class DemoRow:
+    backend: str
+    runner: str
+    target: str
+    link: str                          # ok | undefined-reference | multiple-definition
+    link_errors: tuple[tuple[str, str], ...]   # (kind, symbol) as ld reported them
+    model_agrees_with_ld: bool
+    disagreements: tuple[str, ...]
+    check: CheckReport | None          # None when the link failed
+
+    @property
+    def fast_scratch(self) -> FastScratch | None:
+        return self.check.fast_scratch if self.check else None
+
+    @property
+    def npu(self) -> str | None:
+        return self.check.verdict if self.check else None
+
+    @property
+    def cycles(self) -> int | None:
+        return self.check.cycles if self.check else None
+
+    @property
+    def findings(self) -> list[str]:
+        return list(dict.fromkeys(f.rule for f in self.check.findings)) if self.check else []
+
+    def seen_by_backend(self) -> str:
+        """What the backend passes as region 2, in words."""
+        if self.check is None:
+            return "-"
+        base = self.check.table.base(2)
+        rules = set(self.findings)
+        if base is None or base.symbol is None:
+            text = "0/0, the backend never reads the runner's pointer" if "unit reads it" in (
+                base.note if base else "") else "0/0"
+        elif base.symbol.binding == "weak":
+            text = "weak default 0/0"
+            if "override-not-extracted" in rules:
+                text = "weak default: override never extracted"
+            elif "near-miss-override" in rules:
+                text = "weak default: mangled override"
+        elif base.address == 0:
+            text = "nullptr/0 from the runner"
+            if base.symbol.name.startswith(MANGLED_PREFIX):
+                text += " (C++-namespaced names)"
+        else:
+            memory = self.fast_scratch.region or f"{base.address:#x}"
+            text = f"strong {_size(base.size)} array in {memory}"
+            if "fast-scratch-too-small" in rules:
+                text = f"strong {_size(base.size)} < model's need ({_size(self.check.needs[2])})"
+        return text + (", finding" if self.findings else "")
+
+    def to_json(self) -> dict:
+        fast = self.fast_scratch
+        out = {"backend": self.backend, "runner": self.runner, "target": self.target,
+               "link": self.link, "model_agrees_with_ld": self.model_agrees_with_ld,
+               "fast_scratch": fast.to_json() if fast else None,
+               "npu": self.npu, "cycles": self.cycles, "findings": self.findings,
+               # additions to the contract:
+               "variant": f"{self.backend}-{self.runner}-{self.target}",
+               "link_errors": [{"kind": k, "symbol": s} for k, s in self.link_errors],
+               "seen_by_backend": self.seen_by_backend(),
+               "diagnosis": self.check.diagnosis if self.check else None}
+        if self.disagreements:
+            out["disagreements"] = list(self.disagreements)
+        return out
+
+
+def _size(n: int) -> str:
+    return f"{n // 1024} KB" if n and n % 1024 == 0 else f"{n} B"
+
+
+@dataclass(frozen=True)
+class DemoReport:
+    rows: tuple[DemoRow, ...]
+
+    @property
+    def exit_code(self) -> int:
+        """1 when the model disagreed with the real ld on any row: the demo is also a gate."""
+        return 0 if all(r.model_agrees_with_ld for r in self.rows) else 1
+
+    def to_json(self) -> dict:
+        return {"schema_version": SCHEMA_VERSION, "rows": [r.to_json() for r in self.rows]}
+
+    def to_table(self) -> str:
+        head = ("backend", "runner", "target", "link (real ld)", "model = ld",
+                "fast scratch seen by the backend", "NPU", "cycles")
+        body = []
+        for r in self.rows:
+            link = r.link if r.link == "ok" else f"{r.link} x{len(r.link_errors)}"
+            npu = "-" if r.npu is None else ("ok*" if r.npu == "ok" and _weak_default(r) else r.npu)
+            body.append((r.backend, r.runner, r.target, link,
+                         "yes" if r.model_agrees_with_ld else "NO", r.seen_by_backend(), npu,
+                         "-" if r.cycles is None else str(r.cycles)))
+        widths = [max(len(str(c)) for c in col) for col in zip(head, *body)]
+        line = lambda cells: "  ".join(str(c).ljust(w) for c, w in zip(cells, widths)).rstrip()  # noqa: E731
+        out = [line(head), line("-" * w for w in widths), *map(line, body), ""]
+        agree = sum(r.model_agrees_with_ld for r in self.rows)
+        out.append(f"model agrees with arm-none-eabi-ld on {agree}/{len(self.rows)} links; "
+                   "ok* = ok with the weak default 0/0 (the model never uses the fast scratch)")
+        for r in self.rows:
+            for d in r.disagreements:
+                out.append(f"{r.backend}-{r.runner}-{r.target}: model differs from ld: {d}")
+        return "\n".join(out)
+
+
+def _weak_default(row: DemoRow) -> bool:
+    fast = row.fast_scratch
+    return fast is not None and fast.binding == "weak" and fast.value == 0
