@@ -121,3 +121,13 @@ def test_bad_input_is_one_line_and_exit_2(firmware, capsys, args, needle):
     err = capsys.readouterr().err
     assert code == 2
     assert err.count("\n") == 1 and err.startswith("weaklink: error: ") and needle in err
+
+
+@pytest.mark.parametrize("variant", ["weak-example-u85", "weak-custom-u85"])
+def test_plot_writes_a_png(firmware, tmp_path, variant):
+    from weaklink.check.plot import plot
+
+    path = tmp_path / f"{variant}.png"
+    plot(_check(firmware[variant]), path)
+    data = path.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 20_000

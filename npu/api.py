@@ -1,0 +1,138 @@
+"""The public entry points: load a compiled network, run it on an emulated NPU and SoC.
+
+The pipeline reads top to bottom: resolve the hardware (accelerator, vela.ini, SoC preset)
+-> bind each region to a base address (given, or where Vela assumes it) -> the driver's
+checks -> replay the stream into operations -> execute on the timeline -> report.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from npu.driver import Base, invoke_checks
+from npu.emulate.engine import DEFAULT_BUDGET, Execution, RegionBinding, execute
+from npu.emulate.ops import operations
+from npu.hw import load_vela_ini
+from npu.hw import accelerator as _accel
+from npu.read.model import Model, load_model
+from npu.report import ACCESS_COLUMNS, BaseReport, RunResult
+from npu.errors import InputError
+from npu.soc import (NUM_REGIONS, default_placements, default_soc, load_soc, region_port, stream_port,
+                     unreachable_reason)
+
+__all__ = ["Base", "Model", "RunResult", "load_model", "run"]
+
+
+def _default_bases(model, soc, sysconf, mode) -> list[Base]:
+    placements = default_placements(soc, sysconf, mode, model.region_sizes, model.regions_used())
+    return [Base(r, p.address, model.region_sizes.get(r, 0)) for r, p in sorted(placements.items())]
+
+
+def _bindings(bases, soc, sysconf, mode, regions) -> dict[int, RegionBinding]:
+    """Each region's base, size, AXI port, the memory its base hits and the timing class."""
+    given = {b.region: b for b in bases}
+    out = {}
+    for r in sorted(set(given) | regions):
+        b = given.get(r, Base(r, 0, 0))        # a BASEP never written reads as 0
+        port = region_port(soc, mode.name, r)
+        mem = soc.memory_at(b.address)
+        # The system config says what memory sits behind each AXI port. A memory of a class the
+        # config describes is timed as that class; any other (DDR under a flash-only config,
+        # TCM, BRAM, nothing mapped) is timed as the memory the config puts on the port.
+        on_port = sysconf.axi0_port if soc.ports.index(port) == 0 else sysconf.axi1_port
+        described = (sysconf.axi0_port, sysconf.axi1_port)
+        cost = sysconf.memories[mem.kind if mem is not None and mem.kind in described else on_port]
+        out[r] = RegionBinding(r, b.address, b.size, port, mem, cost)
+    return out
+
+
+def _stream_fetch_failure(model, soc, memory_mode, stream_address) -> str | None:
+    """QBASE: the NPU fetches the command stream through the QCONFIG port. Checked only when
+    the caller says where the stream is (0 = not given)."""
+    if not stream_address:
+        return None
+    port = stream_port(soc, memory_mode)
+    address = stream_address + model.cop1.stream_offset
+    reason = unreachable_reason(soc, port, address, len(model.cop1.stream))
+    if reason:
+        return (f"command stream fetch at 0x{address:08x} ({len(model.cop1.stream)} bytes) on the {port} AXI "
+                f"port (QCONFIG): unreachable, {reason}; the NPU never reads its first command")
+    return None
+
+
+def _active_cycles(records) -> int:
+    busy, end = 0, 0
+    for start, stop in sorted((r.start, r.end) for r in records):
+        if stop > end:
+            busy += stop - max(start, end)
+            end = stop
+    return busy
+
+
+def _summarise(run: Execution, acc, bindings) -> tuple[dict, dict, dict, list, list, list]:
+    cycles = {"total": run.total, "npu": 0, **{k: 0 for k, _ in ACCESS_COLUMNS.values()}}
+    traffic: dict[str, dict[str, int]] = {}
+    regions: dict[int, dict] = {}
+    beats = {"read": {p: 0 for p in set(b.port for b in bindings.values())},
+             "write": {p: 0 for p in set(b.port for b in bindings.values())}}
+    ops, timeline = [], []
+    for rec in run.records:
+        cycles["npu"] += rec.npu
+        row = {"offset": rec.offset, "op": rec.op, "cycles": rec.cycles, "macs": rec.macs,
+               "start": rec.start, "npu": rec.npu}
+        for mem_class, (key, _) in ACCESS_COLUMNS.items():
+            row[key] = rec.access.get(mem_class, 0)
+            cycles[key] += row[key]
+        row["util_mac"] = round(100.0 * rec.macs / (rec.cycles * acc.macs), 2) if rec.cycles and rec.macs else 0.0
+        ops.append(row)
+        ports = set()
+        for (region, kind, direction), n in rec.transfers.items():
+            b = bindings[region]
+            name = b.memory.name if b.memory else "(unmapped)"
+            t = traffic.setdefault(name, {"read_bytes": 0, "write_bytes": 0})
+            t[f"{direction}_bytes"] += n
+            per_region = regions.setdefault(region, {"region": region, "memory": b.memory.name if b.memory else None})
+            per_region[f"{kind}_{direction}_bytes"] = per_region.get(f"{kind}_{direction}_bytes", 0) + n
+            beats[direction][b.port] += -(-n // acc.axi_bytes)
+            ports.add(b.port)
+        timeline.append({"op": rec.op, "offset": rec.offset, "start": rec.start, "end": rec.end,
+                         "ports": sorted(ports)})
+    active = _active_cycles(run.records)
+    pmu = {"npu_active_cycles": active, "npu_idle_cycles": max(run.total - active, 0),
+           "npu_total_cycles": run.total, "axi_read_beats": beats["read"], "axi_write_beats": beats["write"]}
+    return cycles, pmu, traffic, [regions[r] for r in sorted(regions)], ops, timeline
+
+
+def run(model: Model | str | Path | bytes, *, accelerator: str, system_config: str, memory_mode: str,
+        soc: str | None = None, bases: list[Base] | None = None, vela_ini: str | Path | None = None,
+        stream_address: int = 0, fast_memory: int = 0, fast_memory_size: int = 0,
+        budget: int = DEFAULT_BUDGET) -> RunResult:
+    """Emulate one inference. Bad input raises InputError; everything else is a RunResult."""
+    model = model if isinstance(model, Model) else load_model(model)
+    acc = _accel(accelerator)
+    ini = load_vela_ini(vela_ini)
+    sysconf, mode = ini.system_config(system_config), ini.memory_mode(memory_mode)
+    board = load_soc(soc or default_soc(acc))
+    bases = list(bases) if bases is not None else _default_bases(model, board, sysconf, mode)
+    for b in bases:
+        if not 0 <= b.region < NUM_REGIONS or b.address < 0 or b.size < 0:
+            raise InputError(None, f"bad base {b}: regions are 0..{NUM_REGIONS - 1}, addresses and sizes >= 0")
+    if len({b.region for b in bases}) != len(bases):
+        raise InputError(None, "two bases for the same region")
+    driver = invoke_checks(model.cop1.data, bases, acc, stream_address=stream_address,
+                           fast_memory=fast_memory, fast_memory_size=fast_memory_size)
+    bindings = _bindings(driver.bases, board, sysconf, mode, model.regions_used())
+    fetch = _stream_fetch_failure(model, board, mode.name, stream_address) if driver.ok else None
+    if not driver.ok:
+        execution = Execution("error", f"driver: ethosu_invoke_v3 returns -1: {driver.reason}", 0, [])
+    elif fetch:
+        execution = Execution("hang", fetch, 0, [])
+    else:
+        ops = operations(model.commands, acc.microblocks, acc.weight_overfetch)
+        execution = execute(ops, acc, board, bindings, budget)
+    cycles, pmu, traffic, region_traffic, ops, timeline = _summarise(execution, acc, bindings)
+    reports = tuple(BaseReport(b.region, b.address, b.size or None, b.memory.name if b.memory else None, b.port)
+                    for b in bindings.values())
+    return RunResult(execution.status, execution.diagnosis, acc.name, sysconf.name, mode.name, board.name,
+                     reports, cycles, pmu, traffic, tuple(ops), execution.total / sysconf.core_clock,
+                     sysconf.core_clock, tuple(timeline), tuple(region_traffic))
+

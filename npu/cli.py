@@ -1,0 +1,101 @@
+"""``npu decode`` and ``npu run``: exit 0 ok, 1 hang or error, 2 bad input."""
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+
+from npu.api import run
+from npu.driver import Base
+from npu.emulate.engine import DEFAULT_BUDGET
+from npu.errors import InputError
+from npu.hw import accelerator_names
+from npu.read.model import load_model
+from npu.soc import NUM_REGIONS, soc_names
+
+BASE_RE = re.compile(r"^(\d+)=([0-9a-fA-Fx]+)(?::([0-9a-fA-Fx]+)([KkMm]?)B?)?$")
+
+
+def parse_base(text: str) -> Base:
+    """``R=ADDR[:SIZE]``; ADDR and SIZE in C notation, SIZE may end in K or M."""
+    m = BASE_RE.match(text)
+    if not m:
+        raise InputError(None, f"--base {text!r}: expected R=ADDR[:SIZE], e.g. 2=0x31000000:384K")
+    region, addr, size, unit = m.groups()
+    try:
+        address = int(addr, 0)
+        nbytes = int(size, 0) * {"": 1, "k": 1024, "m": 1 << 20}[unit.lower()] if size else 0
+    except ValueError:
+        raise InputError(None, f"--base {text!r}: not a number") from None
+    if int(region) >= NUM_REGIONS:
+        raise InputError(None, f"--base {text!r}: region {region} is above {NUM_REGIONS - 1}")
+    return Base(int(region), address, nbytes)
+
+
+def _parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="npu", description="Decode and emulate Ethos-U command streams.")
+    sub = ap.add_subparsers(dest="command", required=True)
+    dec = sub.add_parser("decode", help="list the register commands, as Vela's --verbose-register-command-stream")
+    dec.add_argument("--json", action="store_true")
+    dec.add_argument("model")
+    r = sub.add_parser("run", help="emulate one inference")
+    r.add_argument("--json", action="store_true")
+    r.add_argument("model")
+    r.add_argument("--accelerator", required=True, choices=accelerator_names())
+    r.add_argument("--system-config", required=True)
+    r.add_argument("--memory-mode", required=True)
+    r.add_argument("--soc", choices=soc_names())
+    r.add_argument("--base", action="append", default=None, metavar="R=ADDR[:SIZE]")
+    r.add_argument("--stream-address", type=lambda x: int(x, 0), default=0, metavar="ADDR",
+                   help="where the COP1 payload lives (checked for alignment and QCONFIG reach)")
+    r.add_argument("--fast-memory", metavar="ADDR:SIZE", help="the fast memory ethosu_init was given")
+    r.add_argument("--vela-ini", help="a vela.ini to read system configs and memory modes from")
+    r.add_argument("--budget", type=int, default=DEFAULT_BUDGET, help="cycle budget before a stall is a hang")
+    r.add_argument("--plot", metavar="FILE.png")
+    return ap
+
+
+def _decode(args) -> int:
+    model = load_model(args.model)
+    if args.json:
+        print(json.dumps([c.to_json() for c in model.commands], indent=1))
+    else:
+        cop1 = model.cop1
+        print(f"// {model.container}: COP1 config_r 0x{cop1.config_word:08x} (product {cop1.product}, "
+              f"{1 << (cop1.config_word & 0xF)} MACs/cc), id_r 0x{cop1.id_word:08x}, "
+              f"command stream at payload byte {cop1.stream_offset}")
+        print(f"Register command stream: {len(cop1.stream) // 4} words")
+        print("  Offset: Payload Param Code - Command                        Param, Fields")
+        for c in model.commands:
+            print(c.listing())
+    return 0
+
+
+def _run(args) -> int:
+    bases = [parse_base(b) for b in args.base] if args.base else None
+    fast = parse_base(f"2={args.fast_memory}") if args.fast_memory else Base(2, 0, 0)
+    result = run(args.model, accelerator=args.accelerator, system_config=args.system_config,
+                 memory_mode=args.memory_mode, soc=args.soc, bases=bases, vela_ini=args.vela_ini,
+                 stream_address=args.stream_address, fast_memory=fast.address, fast_memory_size=fast.size,
+                 budget=args.budget)
+    print(result.dumps() if args.json else result.to_table())
+    if args.plot:
+        from npu.plot import plot_timeline
+        plot_timeline(result, args.plot)
+    return result.exit_code
+
+
+def main(argv=None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        return _decode(args) if args.command == "decode" else _run(args)
+    except InputError as e:
+        print(f"npu: error: {e}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""Cycle-approximate execution of a decoded command stream."""

@@ -1,0 +1,117 @@
+"""Load a compiled network from any container Vela or ExecuTorch writes.
+
+Accepted: Vela's raw ``.npz`` (``--output-format raw``), the Vela-compiled ``.tflite``
+(the ``ethos-u`` custom operator's tensors), the ExecuTorch ``vela_bin_stream`` blob, or a
+bare COP1 payload. The result is a :class:`Model`: the COP1 payload, the decoded commands,
+and what the container says about each region's size.
+"""
+from __future__ import annotations
+
+import io
+import zipfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from npu.decode import Command, command_table, decode_stream
+from npu.errors import InputError
+from npu.hw import commands_for_product
+from npu.read.blob import VelaIO, is_blob, read_blob
+from npu.read.cop1 import Cop1Payload, parse_cop1
+
+NPZ_KEYS = ("cmd_data", "weight_data", "scratch_shape", "scratch_fast_shape")
+
+
+@dataclass(frozen=True)
+class Model:
+    path: str | None
+    container: str                      # npz | tflite | blob | cop1
+    cop1: Cop1Payload
+    commands: tuple[Command, ...]
+    region_sizes: dict[int, int] = field(default_factory=dict)   # region -> bytes Vela needs
+    inputs: tuple[VelaIO, ...] = ()
+    outputs: tuple[VelaIO, ...] = ()
+
+    @property
+    def product(self) -> int | None:
+        return self.cop1.product
+
+    def regions_used(self) -> set[int]:
+        return {c.fields["region"] for c in self.commands
+                if c.command.endswith("_REGION") and "region" in c.fields}
+
+
+def _npz(data: bytes, path) -> tuple[bytes, dict[int, int]]:
+    try:
+        npz = np.load(io.BytesIO(data), allow_pickle=True)
+        keys = set(npz.files)
+    except (ValueError, OSError, zipfile.BadZipFile) as e:
+        raise InputError(path, f"not a readable npz: {e}", 0) from None
+    missing = [k for k in NPZ_KEYS if k not in keys]
+    if missing:
+        raise InputError(path, f"npz is missing keys: {', '.join(missing)}")
+    sizes = {0: len(npz["weight_data"].item()), 1: int(np.prod(npz["scratch_shape"]))}
+    fast = int(np.prod(npz["scratch_fast_shape"]))
+    if fast:
+        sizes[int(npz["scratch_fast_region"]) if "scratch_fast_region" in keys else 2] = fast
+    return bytes(npz["cmd_data"].item()), sizes
+
+
+def _tflite(data: bytes, path) -> tuple[bytes, dict[int, int]]:
+    from ethosu.vela.tflite.Model import Model as TflModel
+    try:
+        m = TflModel.GetRootAs(data, 0)
+        sg = m.Subgraphs(0)
+        for k in range(sg.OperatorsLength()):
+            op = sg.Operators(k)
+            code = m.OperatorCodes(op.OpcodeIndex())
+            if (code.CustomCode() or b"") != b"ethos-u":
+                continue
+            tensors = [sg.Tensors(op.Inputs(j)) for j in range(op.InputsLength())]
+            raw = lambda t: m.Buffers(t.Buffer()).DataAsNumpy()  # noqa: E731
+            cmd = bytes(raw(tensors[0]))
+            sizes = {0: int(np.size(raw(tensors[1]))) if tensors[1].Buffer() else 0,
+                     1: int(np.prod(tensors[2].ShapeAsNumpy()))}
+            if len(tensors) > 3 and tensors[3].Name() == b"scratch_fast":
+                sizes[2] = int(np.prod(tensors[3].ShapeAsNumpy()))
+            return cmd, sizes
+    except InputError:
+        raise
+    except Exception as e:      # a corrupt flatbuffer raises anything from struct to IndexError
+        raise InputError(path, f"corrupt tflite flatbuffer: {type(e).__name__}: {e}") from None
+    raise InputError(path, "tflite has no 'ethos-u' custom operator: not compiled by Vela?")
+
+
+def load_model(source: str | Path | bytes, path: str | Path | None = None) -> Model:
+    """Load a compiled network from a path or from bytes; bad input raises InputError."""
+    if isinstance(source, (str, Path)):
+        path = str(source)
+        try:
+            data = Path(source).read_bytes()
+        except OSError as e:
+            raise InputError(path, f"cannot read: {e.strerror}") from None
+    else:
+        data = bytes(source)
+    sizes, ios = {}, ((), ())
+    if data[:2] == b"PK":
+        container, (cmd, sizes) = "npz", _npz(data, path)
+    elif data[4:8] == b"TFL3":
+        container, (cmd, sizes) = "tflite", _tflite(data, path)
+    elif is_blob(data):
+        blob = read_blob(data, path)
+        container, cmd = "blob", blob.cmd_data
+        sizes, ios = {0: len(blob.weight_data), 1: blob.scratch_size}, (blob.inputs, blob.outputs)
+    elif data[:4] == b"COP1":
+        container, cmd = "cop1", data
+    else:
+        raise InputError(path, "not a Vela npz, Vela tflite, vela_bin_stream blob or COP1 payload", 0)
+    cop1 = parse_cop1(cmd, path)
+    if cop1.product is None:
+        raise InputError(path, "COP1 payload has no OPTIMIZER_CONFIG: cannot tell the NPU", 4)
+    try:
+        table = command_table(commands_for_product(cop1.product))
+    except KeyError:
+        raise InputError(path, f"OPTIMIZER_CONFIG names unknown product {cop1.product}", 8) from None
+    commands = decode_stream(cop1.stream, table, path)
+    return Model(path, container, cop1, tuple(commands), sizes, *ios)

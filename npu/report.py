@@ -1,0 +1,105 @@
+"""One result object, rendered as a human table or as the issue-5 JSON contract.
+
+Every column has a label (Vela's per-layer column names where Vela has one) and a machine
+key; both renderings come from the same column table.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+SCHEMA_VERSION = 1
+# Vela memory class -> (JSON key in "cycles", Vela's per-layer column label)
+ACCESS_COLUMNS = {"Sram": ("sram_access", "SRAM AC"), "Dram": ("dram_access", "DRAM AC"),
+                  "OnChipFlash": ("onchip_flash_access", "OnFlash AC"),
+                  "OffChipFlash": ("offchip_flash_access", "OffFlash AC")}
+# per-operation columns: (machine key, label, width)
+OP_COLUMNS = (("offset", "Offset", 8), ("op", "NNG Operator", 12), ("start", "Start", 10),
+              ("cycles", "Op Cycles", 10), ("npu", "NPU", 10), ("sram_access", "SRAM AC", 9),
+              ("dram_access", "DRAM AC", 9), ("onchip_flash_access", "OnFlash AC", 10),
+              ("offchip_flash_access", "OffFlash AC", 11), ("macs", "MAC Count", 10),
+              ("util_mac", "Util% (MAC)", 11))
+
+
+@dataclass(frozen=True)
+class BaseReport:
+    region: int
+    address: int
+    size: int | None
+    memory: str | None
+    port: str | None
+
+    def to_json(self) -> dict:
+        return {"region": self.region, "address": self.address, "size": self.size,
+                "memory": self.memory, "port": self.port}
+
+
+@dataclass(frozen=True)
+class RunResult:
+    status: str                                   # ok | hang | error
+    diagnosis: str | None
+    accelerator: str
+    system_config: str
+    memory_mode: str
+    soc: str
+    bases: tuple[BaseReport, ...]
+    cycles: dict[str, int]
+    pmu: dict
+    traffic: dict[str, dict[str, int]]
+    operations: tuple[dict, ...]
+    inference_time_s: float
+    core_clock: float = 0.0
+    timeline: tuple[dict, ...] = field(default_factory=tuple)   # for --plot: op, start, end, ports
+    region_traffic: tuple[dict, ...] = field(default_factory=tuple)  # per region: feature maps, weights, scales, DMA
+
+    @property
+    def exit_code(self) -> int:
+        return 0 if self.status == "ok" else 1
+
+    def to_json(self) -> dict:
+        return {"schema_version": SCHEMA_VERSION, "status": self.status, "diagnosis": self.diagnosis,
+                "accelerator": self.accelerator, "system_config": self.system_config,
+                "memory_mode": self.memory_mode, "soc": self.soc,
+                "bases": [b.to_json() for b in self.bases], "cycles": dict(self.cycles),
+                "pmu": dict(self.pmu), "traffic": {k: dict(v) for k, v in self.traffic.items()},
+                "operations": [dict(o) for o in self.operations],
+                "region_traffic": [dict(r) for r in self.region_traffic],
+                "inference_time_s": self.inference_time_s}
+
+    def dumps(self) -> str:
+        return json.dumps(self.to_json(), indent=2)
+
+    def to_table(self) -> str:
+        lines = [f"status: {self.status}"]
+        if self.diagnosis:
+            lines.append(f"diagnosis: {self.diagnosis}")
+        lines.append(f"{self.accelerator} / {self.system_config} / {self.memory_mode} on {self.soc}")
+        lines.append("")
+        lines.append(f"{'Region':>6} {'Base':>12} {'Size':>10} {'Memory':>8} {'Port':>6}")
+        for b in self.bases:
+            size = "-" if not b.size else str(b.size)
+            lines.append(f"{b.region:>6} {b.address:>#12x} {size:>10} {b.memory or '(none)':>8} {b.port or '-':>6}")
+        if self.operations:
+            lines.append("")
+            lines.append(" ".join(f"{label:>{w}}" for _, label, w in OP_COLUMNS))
+            for o in self.operations:
+                cells = []
+                for key, _, w in OP_COLUMNS:
+                    v = o.get(key, "")
+                    v = f"0x{v:06x}" if key == "offset" else (f"{v:.2f}" if isinstance(v, float) else v)
+                    cells.append(f"{v:>{w}}")
+                lines.append(" ".join(cells))
+        lines.append("")
+        for key, value in self.cycles.items():
+            lines.append(f"{key + ' cycles':<28} {value:>14}")
+        for key, value in self.pmu.items():
+            if isinstance(value, dict):
+                value = ", ".join(f"{p} {n}" for p, n in value.items()) or "-"
+            lines.append(f"{'PMU ' + key:<28} {value:>14}")
+        for mem, t in self.traffic.items():
+            lines.append(f"{mem + ' bytes read/written':<28} {t['read_bytes']:>14} {t['write_bytes']:>10}")
+        for r in self.region_traffic:
+            parts = ", ".join(f"{k[:-6].replace('_', ' ')} {v}" for k, v in r.items() if k.endswith("_bytes"))
+            lines.append(f"region {r['region']} ({r['memory'] or 'unmapped'}): {parts}")
+        lines.append(f"{'inference time':<28} {self.inference_time_s * 1e3:>11.3f} ms")
+        return "\n".join(lines)

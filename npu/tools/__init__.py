@@ -1,0 +1,1 @@
+"""Developer tools that regenerate the data files in ``npu/data``; not used at run time."""
