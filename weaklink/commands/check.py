@@ -22,7 +22,7 @@ def add_parser(sub) -> None:
     p.add_argument("--model", help="the compiled model (npz, tflite, vela_bin_stream blob) instead of the one embedded in the image")
     p.add_argument("--binding", default="executorch-arm",
                    help="binding preset name or TOML file: which symbols feed which NPU region (default: executorch-arm)")
-    p.add_argument("--config", help="a vela.ini with the system config and memory mode (default: Vela's Arm/vela.ini)")
+    p.add_argument("--vela-ini", help="a vela.ini with the system config and memory mode (default: Vela's Arm/vela.ini)")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.add_argument("--plot", metavar="FILE.png", help="draw the memory map with the regions placed, and the NPU timeline")
     p.set_defaults(run=run, accepts_extra=False)
@@ -31,7 +31,7 @@ def add_parser(sub) -> None:
 def run(args) -> int:
     report = check(args.firmware, accelerator=args.accelerator, system_config=args.system_config,
                    memory_mode=args.memory_mode, soc=args.soc, map_path=args.map,
-                   model_path=args.model, binding=args.binding, vela_ini=args.config)
+                   model_path=args.model, binding=args.binding, vela_ini=args.vela_ini)
     if args.plot:
         from weaklink.check.plot import plot
 
