@@ -14,7 +14,6 @@ from weaklink.errors import InputError, ToolchainMissing, UsageError
 
 # Subcommand modules, in the order of the data flow.
 COMMANDS = (
-    "fixtures",
     "link",
     "analyze",
     "check",

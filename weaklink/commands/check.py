@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import json
 
-from weaklink.check import check
-
 
 def add_parser(sub) -> None:
     p = sub.add_parser("check", help="will the NPU inference in this firmware image work?",
@@ -29,6 +27,8 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
+    from weaklink.check import check
+
     report = check(args.firmware, accelerator=args.accelerator, system_config=args.system_config,
                    memory_mode=args.memory_mode, soc=args.soc, map_path=args.map,
                    model_path=args.model, binding=args.binding, vela_ini=args.vela_ini)

@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import json
 
-from weaklink.demo import run_demo
-
 
 def add_parser(sub) -> None:
     p = sub.add_parser("demo", help="the fast-scratch story from real builds: link model vs ld, NPU verdicts",
@@ -20,6 +18,8 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
+    from weaklink.demo import run_demo
+
     report = run_demo(cache=args.cache, plot_dir=args.plot)
     print(json.dumps(report.to_json(), indent=2) if args.json else report.to_table())
     return report.exit_code

@@ -76,6 +76,9 @@ class ElfFile:
         sh = self.sections
         if len(sh) == 0:
             return
+        if self._shstrndx >= len(sh):
+            self._fail(f"section name table index {self._shstrndx} out of range "
+                       f"({len(sh)} sections)", 50)
         in_file = sh["sh_type"] != S.SHT_NOBITS
         ends = sh["sh_offset"].astype(np.int64) + sh["sh_size"].astype(np.int64)
         bad = np.flatnonzero(in_file & (ends > len(self.data)))
@@ -85,9 +88,6 @@ class ElfFile:
                        f"offset {int(sh['sh_offset'][i])} + size {int(sh['sh_size'][i])} "
                        f"runs past the end of the file ({len(self.data)} bytes)",
                        int(self.header["e_shoff"]) + i * S.SHDR.itemsize)
-        if self._shstrndx >= len(sh):
-            self._fail(f"section name table index {self._shstrndx} out of range "
-                       f"({len(sh)} sections)", 50)
 
     @property
     def _shstrndx(self) -> int:
@@ -198,6 +198,9 @@ class ElfFile:
         shndx = self.symbols["st_shndx"].astype(np.uint32)
         ext = self.symtab_shndx
         if ext is not None:
+            if len(ext) < len(shndx):
+                self._fail(f"extended section index table has {len(ext)} entries, expected "
+                           f"{len(shndx)} (one per symbol)")
             x = shndx == S.SHN_XINDEX
             shndx[x] = ext[: len(shndx)][x]
         return shndx

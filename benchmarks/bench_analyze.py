@@ -1,0 +1,148 @@
+"""Benchmark `weaklink analyze --json` against `arm-none-eabi-nm -S` on a 200k-symbol image.
+
+Run: python benchmarks/bench_analyze.py [--symbols N] [--repeat K]
+
+The image is generated once (assembled from a .s of N global labels, a quarter each Thumb
+functions, initialised .data pointers, weak .bss objects and C++-mangled .rodata bytes) and
+cached under the repository's git-ignored .cache/ directory, keyed by N and the toolchain.
+Both tools run as subprocesses with stdout to /dev/null, so process start-up counts for both
+and the cost of a reader does not. The commands take turns in every round (the machine is
+shared: load then hits all of them alike) and the best round of each is reported.
+"""
+from __future__ import annotations
+
+import argparse
+import hashlib
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from weaklink import toolchain
+
+REPO = Path(__file__).resolve().parents[1]
+CACHE = REPO / ".cache" / "bench_analyze"
+
+# -g: the assembler's DWARF (a compile unit with .debug_aranges): functions are attributable.
+ASM_FLAGS = ("-g",)
+LINKER_SCRIPT = """\
+MEMORY {
+  FLASH (rx) : ORIGIN = 0x10000000, LENGTH = 16M
+  RAM   (rw) : ORIGIN = 0x30000000, LENGTH = 16M
+}
+ENTRY(f0)
+SECTIONS {
+  .text   : { *(.text*) } > FLASH
+  .rodata : { *(.rodata*) } > FLASH
+  .data   : { *(.data*) } > RAM AT > FLASH
+  .bss (NOLOAD) : { *(.bss*) } > RAM
+}
+"""
+
+
+def _symbol_source(i: int) -> str:
+    kind = i % 4
+    if kind == 0:   # Thumb function: st_value has bit 0 set in .symtab
+        return (f'.section .text.f{i},"ax",%progbits\n.global f{i}\n.type f{i},%function\n'
+                f".thumb_func\nf{i}:\n bx lr\n.size f{i}, .-f{i}\n")
+    if kind == 1:   # pointer to the preceding function: R_ARM_ABS32 in .data
+        return (f'.section .data.d{i},"aw",%progbits\n.global d{i}\n.type d{i},%object\n'
+                f".balign 4\nd{i}:\n .word f{i - 1}\n.size d{i},4\n")
+    if kind == 2:   # weak zero-initialised object (nm letter V)
+        return (f'.section .bss.b{i},"aw",%nobits\n.weak b{i}\n.type b{i},%object\n'
+                f".balign 4\nb{i}:\n .space 8\n.size b{i},8\n")
+    name = f"_ZN2ns{len(f'r{i}')}r{i}E"   # ns::r<i>
+    return (f'.section .rodata.r{i},"a",%progbits\n.global {name}\n.type {name},%object\n'
+            f"{name}:\n .byte 1\n.size {name},1\n")
+
+
+def build_image(n: int) -> Path:
+    key = hashlib.sha256(f"{n}|{toolchain.version()}|{LINKER_SCRIPT}|{ASM_FLAGS}".encode()
+                         ).hexdigest()[:12]
+    out = CACHE / f"big_{n}_{key}"
+    elf = out / "big.elf"
+    if elf.exists():
+        return elf
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "big.s").write_text(".syntax unified\n.thumb\n"
+                               + "".join(_symbol_source(i) for i in range(n)))
+    (out / "big.ld").write_text(LINKER_SCRIPT)
+    for name, argv in (("gcc", [*toolchain.CPU_FLAGS, *ASM_FLAGS, "-c", "big.s", "-o", "big.o"]),
+                       ("ld", ["-T", "big.ld", "big.o", "-o", "big.elf.tmp", "-Map", "big.map"])):
+        done = toolchain.run(name, argv, cwd=out)
+        if done.returncode:
+            sys.exit(f"{name} failed:\n{done.stderr[-2000:]}")
+    (out / "big.elf.tmp").rename(elf)
+    return elf
+
+
+def best_times(commands: dict[str, list[str]], repeat: int) -> dict[str, float]:
+    """Best wall time of each command over `repeat` rounds, the commands taking turns."""
+    best = dict.fromkeys(commands, float("inf"))
+    for _ in range(repeat):
+        for key, argv in commands.items():
+            t0 = time.perf_counter()
+            proc = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+            best[key] = min(best[key], time.perf_counter() - t0)
+            if proc.returncode not in (0, 1):
+                sys.exit(f"{argv[0]} failed ({proc.returncode}): {proc.stderr.decode()[-2000:]}")
+    return best
+
+
+def output_size(argv: list[str]) -> int:
+    return len(subprocess.run(argv, capture_output=True).stdout)
+
+
+def in_process(elf: Path, repeat: int) -> float:
+    """Best time of analyze() + to_json() inside this process: the model without start-up."""
+    from weaklink.analyze import analyze
+    best = float("inf")
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        analyze(str(elf)).to_json()
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--symbols", type=int, default=200_000)
+    ap.add_argument("--repeat", type=int, default=5)
+    args = ap.parse_args()
+    elf = build_image(args.symbols)
+    full_cli = [sys.executable, "-m", "weaklink.cli", "analyze"]
+    lean = [sys.executable, "-m", "weaklink.analyze"]
+    nm = [toolchain.tool("nm"), "-S", str(elf)]
+    queried = ["f0", "d1", "b2", "_ZN2ns2r3E"]
+    q_args = [a for s in queried for a in ("--symbol", s)]
+    t = best_times({
+        "nm": nm,
+        "cli": [*full_cli, "--json", str(elf)],
+        "lean": [*lean, "--json", str(elf)],
+        "start": [*lean, "--help"],
+        "dwarf": [*lean, "--json", str(elf), *q_args],
+        "map": [*lean, "--json", str(elf), "--map", str(elf.with_suffix(".map")), *q_args],
+    }, args.repeat)
+    nm_s, cli_s, lean_s, start_s = t["nm"], t["cli"], t["lean"], t["start"]
+    dwarf_s, attr_s = t["dwarf"], t["map"]
+    model_s = in_process(elf, args.repeat)
+    nm_bytes, wl_bytes = output_size(nm), output_size([*lean, "--json", str(elf)])
+    print(f"image                          {elf.name}: {args.symbols} symbols, "
+          f"{elf.stat().st_size} bytes")
+    print(f"arm-none-eabi-nm -S            {nm_s:7.3f} s  ({nm_bytes} bytes out)")
+    print(f"weaklink analyze --json        {cli_s:7.3f} s  ({wl_bytes} bytes out)  "
+          f"ratio {cli_s / nm_s:5.2f} x")
+    print(f"python -m weaklink.analyze     {lean_s:7.3f} s  (same output, analyze command "
+          f"only)  ratio {lean_s / nm_s:5.2f} x")
+    print(f"analyze() + to_json() in process {model_s:5.3f} s  (no interpreter start-up)")
+    print(f"start-up alone (--help)        {start_s:7.3f} s  (python, numpy, weaklink package)")
+    print(f"goal: ratio <= 1.00")
+    print(f"{len(queried)} queried symbols, DWARF attribution   {dwarf_s:7.3f} s  (lean entry)")
+    print(f"{len(queried)} queried symbols, --map attribution   {attr_s:7.3f} s  (lean entry; "
+          f"includes parsing the {elf.with_suffix('.map').stat().st_size} byte map)")
+    print(f"(best of {args.repeat} rounds; the machine is shared)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

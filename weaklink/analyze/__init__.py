@@ -1,0 +1,163 @@
+"""Firmware ELF analysis: which definition won, where it lives, what it holds at reset.
+
+`analyze(path, ...)` reads a linked image and returns one AnalysisReport. The passes, in order:
+
+1. read the image (ET_EXEC, ARM) and, when given, the ld map;
+2. regions: map "Memory Configuration" > board preset > PT_LOAD segments;
+3. the symbol table as columns, and demangling started in the background;
+4. queried symbols: binding, place, reset value, pointer target;
+5. findings (weak-default-survived, near-miss-override, override-not-extracted,
+   pointer-outside-region, expected-symbol-missing);
+6. attribution (DWARF, else map), for the queried symbols and the findings only.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+
+import numpy as np
+
+from weaklink.analyze import extraction, findings as F, regions as R, values
+from weaklink.analyze.attribution import Attribution
+from weaklink.analyze.report import AnalysisReport, Query, RegionUse
+from weaklink.analyze.symtable import SymbolTable
+from weaklink.errors import UsageError
+from weaklink.read import elfstructs as S
+from weaklink.read.image import Image
+
+MACHINES = {S.EM_ARM: "ARM"}
+ATTRIBUTE_ALL_WEAK_BELOW = 64     # small images: attribute every weak survivor too
+
+
+def analyze(path: str, *, map_path: str | None = None, board: str | None = None,
+            symbols: Sequence[str] = (), expect_override: Sequence[str] = (),
+            expect_region: Mapping[str, str] | None = None,
+            link_inputs: Sequence[str] | None = None, link_dir: str | None = None,
+            ) -> AnalysisReport:
+    expect_region = dict(expect_region or {})
+    image = Image.from_path(path)
+    link_map = _read_map(map_path)
+    regions = _regions(image, link_map, map_path, board)
+    table = SymbolTable(image, regions)
+    demangling = table.start_demangling()
+    attribution = Attribution(image, link_map, map_path)
+
+    names = list(dict.fromkeys([*symbols, *expect_region]))
+    queried = {n: _query(image, regions, n, table) for n in names}
+    weak_rows, found = F.weak_defaults(table, frozenset(expect_override))
+    found += F.near_misses(table)
+    found += _expectations(image, regions, queried, expect_override, expect_region)
+    notes: list[str] = []
+    found += _not_extracted(table, link_map, map_path, link_inputs, link_dir, notes,
+                            expect_override)
+    found.sort(key=lambda f: (F.SEVERITIES.index(f.severity), f.rule, f.symbol))
+
+    defined_in = _attribute(image, attribution, queried, found, table, weak_rows)
+    queried = {n: _with_unit(q, image, defined_in) for n, q in queried.items()}
+    return AnalysisReport(image.name, MACHINES.get(int(image.elf.header["e_machine"]), "?"),
+                          image.entry, regions, _usage(image, regions), table, queried,
+                          tuple(found), weak_rows, defined_in, demangling, tuple(notes))
+
+
+def _read_map(map_path):
+    if map_path is None:
+        return None
+    from weaklink.read.ldmap import parse_map
+    return parse_map(map_path)
+
+
+def _regions(image, link_map, map_path, board) -> R.RegionMap:
+    # A script without MEMORY gives a map with only ld's *default* region: use the next source.
+    if link_map is not None and any(m.name != R.LD_DEFAULT_REGION for m in link_map.memory):
+        return R.from_link_map(link_map.memory, map_path)
+    if board is not None:
+        return R.from_board(board)
+    return R.from_segments(image)
+
+
+def _query(image: Image, regions: R.RegionMap, name: str, table: SymbolTable) -> Query:
+    hits = image.lookup(name)
+    if not hits and "::" in name:                  # a demangled C++ name
+        index = table.find_demangled(name)
+        hits = [image.symbol(index)] if index is not None else []
+    if not hits:
+        return Query(name, False)
+    from weaklink.demangle import demangle   # cxxfilt: loaded only when a symbol is queried
+    sym = hits[0]
+    value = values.initial_value(image, sym)
+    return Query(name, True, sym.name, demangle(sym.name), sym.binding_name, sym.type_name,
+                 sym.address, sym.size, image.section_name(sym.shndx),
+                 regions.name_at(sym.address), value,
+                 values.points_to(image, regions, value, sym.size),
+                 segment=image.segment_at(sym.address))
+
+
+def _expectations(image, regions, queried, expect_override, expect_region) -> list[F.Finding]:
+    unknown = sorted(set(expect_region.values()) - set(regions.names))
+    if unknown:
+        raise UsageError(f"--expect-region: no region {', '.join(unknown)} (regions from "
+                         f"{regions.source}: {', '.join(regions.names) or 'none'})")
+    out = [F.missing(n, "--expect-override") for n in expect_override if not image.lookup(n)]
+    for name, region in expect_region.items():
+        q = queried[name]
+        if not q.found:
+            out.append(F.missing(name, "--expect-region"))
+        elif (hit := F.pointer_outside(q, region)) is not None:
+            out.append(hit)
+    return out
+
+
+def _not_extracted(table, link_map, map_path, link_inputs, link_dir, notes: list[str],
+                   expected: Sequence[str] = ()):
+    """override-not-extracted needs the link's inputs: --link-inputs, or the map's LOAD
+    lines when their files are still there. `notes` says why the check did not run."""
+    weak = np.flatnonzero(table.cols.binding == S.STB_WEAK)
+    if not len(weak):
+        return []
+    if link_inputs:
+        args = list(link_inputs)
+    elif link_map is not None:
+        args = extraction.args_from_map(link_map)
+        if not extraction.has_archive(args):      # no archive: nothing can stay unextracted
+            return []
+    else:
+        return []
+    where = link_dir or extraction.find_link_dir(args, map_path)
+    if where is None and not link_inputs:
+        notes.append("override-not-extracted not checked: the map's LOAD inputs were not "
+                     "found (give --link-dir DIR, where ld ran)")
+        return []
+    weak_names = table.names(weak)
+    present = set(weak_names)
+    first = [n for n in expected if n in present]      # the ones asked about go first
+    return extraction.not_extracted(list(dict.fromkeys([*first, *weak_names])), args, where)
+
+
+def _attribute(image, attribution, queried, found, table, weak_rows) -> dict[int, str]:
+    wanted = {q.raw_name for q in queried.values() if q.found} | {f.symbol for f in found}
+    if len(weak_rows) <= ATTRIBUTE_ALL_WEAK_BELOW:
+        wanted |= set(table.names(weak_rows))
+    syms = [hits[0] for n in sorted(wanted) if (hits := image.lookup(n))]
+    return attribution.many(syms)
+
+
+def _with_unit(q: Query, image: Image, defined_in: dict[int, str]) -> Query:
+    if not q.found:
+        return q
+    hits = image.lookup(q.raw_name)
+    return replace(q, defined_in=defined_in.get(hits[0].index)) if hits else q
+
+
+def _usage(image: Image, regions: R.RegionMap) -> dict[str, RegionUse]:
+    sh = image.elf.sections
+    alloc = np.flatnonzero(((sh["sh_flags"] & S.SHF_ALLOC) != 0) & (sh["sh_size"] > 0)) \
+        if len(sh) else np.zeros(0, int)
+    where = regions.locate(sh["sh_addr"][alloc]) if len(alloc) else []
+    out: dict[str, list] = {}
+    for i, r in zip(alloc.tolist(), list(where)):
+        if r >= 0:
+            out.setdefault(regions.regions[r].name, []).append(
+                (image.elf.section_names[i], int(sh["sh_addr"][i]), int(sh["sh_size"][i])))
+    return {name: RegionUse(sum(s[2] for s in secs),
+                            tuple(sorted(secs, key=lambda s: -s[2])))
+            for name, secs in out.items()}

@@ -1,0 +1,142 @@
+"""Findings: what an engineer should know about an image, each with a stable rule id.
+
+| rule                    | severity              | when                                              |
+|-------------------------|-----------------------|---------------------------------------------------|
+| weak-default-survived   | info; warning if the  | a WEAK definition is in the image (nm V/W): no    |
+|                         | symbol is in          | strong definition replaced it                     |
+|                         | --expect-override     |                                                   |
+| near-miss-override      | warning               | a WEAK and a GLOBAL definition share a demangled  |
+|                         |                       | unqualified name but not the raw name (§4)        |
+| override-not-extracted  | warning               | a strong definition sat in an archive member ld   |
+|                         |                       | never extracted (resolution model, §2.1)          |
+| pointer-outside-region  | error                 | --expect-region SYM=R and SYM's target is not in R|
+| expected-symbol-missing | error                 | an --expect-* symbol is not defined in the image  |
+
+Rule ids and severities are part of the JSON contract: never rename them.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from weaklink.read import elfstructs as S
+
+WEAK_DEFAULT_SURVIVED = "weak-default-survived"
+NEAR_MISS_OVERRIDE = "near-miss-override"
+OVERRIDE_NOT_EXTRACTED = "override-not-extracted"
+POINTER_OUTSIDE_REGION = "pointer-outside-region"
+EXPECTED_SYMBOL_MISSING = "expected-symbol-missing"
+
+SEVERITIES = ("error", "warning", "info")
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    rule: str
+    severity: str
+    symbol: str
+    message: str
+    expectation: bool = False   # raised by an --expect-* option: fails the run (exit 1)
+
+    def to_json(self) -> dict:
+        return {"rule": self.rule, "severity": self.severity, "symbol": self.symbol,
+                "message": self.message}
+
+
+def demangle(name: str) -> str:
+    from weaklink.demangle import demangle as _demangle   # cxxfilt, loaded on first use
+    return _demangle(name)
+
+
+def weak_message(name: str) -> str:
+    return (f"weak definition of {demangle(name)} is in the image (nm V/W): "
+            "no strong definition replaced it")
+
+
+def weak_defaults(table, expect_override: frozenset[str]) -> tuple[np.ndarray, list[Finding]]:
+    """Rows of every surviving WEAK definition (info, rendered in bulk) and warnings for the
+    ones the user said must be overridden. A weak definition keeps STB_WEAK in the linked
+    .symtab, while a strong override replaces it outright (linker_semantics.md §4)."""
+    rows = np.flatnonzero(table.cols.binding == S.STB_WEAK)
+    warnings = []
+    if expect_override and len(rows):
+        names = table.names(rows)
+        hit = [k for k, n in enumerate(names) if n in expect_override]
+        for k in hit:
+            warnings.append(Finding(WEAK_DEFAULT_SURVIVED, "warning", names[k],
+                                    weak_message(names[k]) + ", but it must be overridden",
+                                    expectation=True))
+        rows = np.delete(rows, hit)
+    return rows, warnings
+
+
+def _same_kind(type_a: int, type_b: int) -> bool:
+    return type_a == type_b or S.STT_NOTYPE in (type_a, type_b)
+
+
+def near_misses(table) -> list[Finding]:
+    """WEAK vs GLOBAL definitions whose demangled unqualified names match while the raw
+    names differ: an `extern "C"` weak default and a namespaced C++ override are two
+    different symbols to ld, so the override silently replaces nothing (§4 namespace pitfall).
+    Both must be of the same kind (object, function) or one untyped."""
+    c = table.cols
+    weak = np.flatnonzero(c.binding == S.STB_WEAK)
+    if not len(weak):
+        return []
+    mangled = table.mangled_rows                        # sorted .symtab-order rows
+    tails = table.mangled_tails
+    is_mangled = np.zeros(len(c), bool)
+    is_mangled[mangled] = True
+    weak_plain = weak[~is_mangled[weak]]
+    strong_rows = mangled[c.binding[mangled] == S.STB_GLOBAL]
+    strong_tails = table.mangled_tails_of(strong_rows)
+    common = set(table.raw_names(weak_plain)).intersection(strong_tails)   # C-speed filter
+    pairs = []
+    if common:
+        by_weak_name = dict(zip(table.raw_names(weak_plain), weak_plain.tolist()))
+        pairs = [(by_weak_name[t], g) for t, g in zip(strong_tails, strong_rows.tolist())
+                 if t in common]
+    weak_mangled = weak[is_mangled[weak]]
+    if len(weak_mangled):
+        plain = np.flatnonzero((c.binding == S.STB_GLOBAL) & ~is_mangled)
+        by_name = dict(zip(table.raw_names(plain), plain.tolist()))
+        by_tail: dict[bytes, list[int]] = {}
+        for t, g in zip(strong_tails, strong_rows.tolist()):
+            by_tail.setdefault(t, []).append(g)
+        for w, t in zip(weak_mangled.tolist(), table.mangled_tails_of(weak_mangled)):
+            pairs += [(w, g) for g in [by_name.get(t), *by_tail.get(t, ())] if g is not None]
+    return [_near_miss(table, w, g) for w, g in pairs if _same_kind(c.type[w], c.type[g])]
+
+
+def _both(name: str) -> str:
+    pretty = demangle(name)
+    return name if pretty == name else f"{pretty} ({name})"
+
+
+def _near_miss(table, weak_row: int, strong_row: int) -> Finding:
+    weak, strong = table.names([weak_row, strong_row])
+    return Finding(NEAR_MISS_OVERRIDE, "warning", weak,
+                   f"weak {_both(weak)} and strong {_both(strong)} "
+                   "share an unqualified name but are different symbols to ld: the strong one "
+                   "overrides nothing (C++ namespace or extern \"C\" mismatch)")
+
+
+def pointer_outside(query, region: str) -> Finding | None:
+    """--expect-region SYM=R: a pointer-sized object is checked by its value's target, any
+    other symbol by its own address."""
+    if query.value is not None and query.size == 4 and query.type != "func":
+        target, where = query.value, (query.points_to.region if query.points_to else None)
+        what = f"points to {target:#x}" + (" (null)" if target == 0 else "")
+    else:
+        target, where, what = query.address, query.region, f"is at {query.address:#x}"
+    if where == region:
+        return None
+    return Finding(POINTER_OUTSIDE_REGION, "error", query.name,
+                   f"{query.name} {what}, in {where or 'no known region'}, "
+                   f"expected {region}", expectation=True)
+
+
+def missing(name: str, option: str) -> Finding:
+    return Finding(EXPECTED_SYMBOL_MISSING, "error", name,
+                   f"{name} is not defined in the image ({option} names it)", expectation=True)

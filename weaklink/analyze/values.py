@@ -1,0 +1,59 @@
+"""What a queried symbol holds at reset, and where that value points.
+
+An initialised object's value is the PROGBITS bytes of its section in the file (the loader
+copies them from the LMA); .bss and NOLOAD sections are NOBITS and start as zero
+(anchors_ecosystem_style.md A1). Integers are little-endian: the Corstone Cortex-M cores run
+little-endian (ELFDATA2LSB is checked when the file is read).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from weaklink.analyze.regions import RegionMap
+from weaklink.read import elfstructs as S
+from weaklink.read.image import Image, Symbol
+
+VALUE_SIZES = (1, 2, 4, 8)
+POINTER_SIZE = 4            # ELF32: a data pointer is one 32-bit word
+
+
+@dataclass(frozen=True, slots=True)
+class PointsTo:
+    symbol: str | None      # the symbol whose [address, address + size) holds the target
+    offset: int             # from that symbol, or from the region's origin when no symbol
+    region: str | None
+
+    def to_json(self) -> dict:
+        return {"symbol": self.symbol, "offset": self.offset, "region": self.region}
+
+
+def initial_value(image: Image, sym: Symbol) -> int | None:
+    """The symbol's reset value as an unsigned little-endian integer, for sizes 1, 2, 4, 8
+    of data (objects and untyped labels); None for functions and other sizes."""
+    if sym.size not in VALUE_SIZES or sym.type in (S.STT_FUNC, S.STT_SECTION, S.STT_FILE):
+        return None
+    raw = image.initial_bytes(sym)
+    return None if raw is None else int.from_bytes(raw, "little")
+
+
+def points_to(image: Image, regions: RegionMap, value: int | None, size: int) -> PointsTo | None:
+    """Where a pointer-sized value points: the containing symbol (locals included: a
+    `static` array is a typical target) and region. A null pointer points nowhere."""
+    if value is None or size != POINTER_SIZE or value == 0:
+        return None
+    t = image.targets
+    # A Thumb function pointer has bit 0 set (ARM ELF ABI); compare functions without it.
+    probe = np.where(t.type == S.STT_FUNC, value & ~1, value).astype(np.int64)
+    start, end = t.address.astype(np.int64), t.address.astype(np.int64) + t.size
+    inside = (start <= probe) & ((probe < end) | ((t.size == 0) & (start == probe)))
+    region = regions.name_at(value)
+    hits = np.flatnonzero(inside)
+    if hits.size:
+        best = hits[np.argmax(start[hits])]     # the innermost (highest-starting) holder
+        name = image.text(int(t.name_off[best]), int(t.name_len[best]))
+        return PointsTo(name, int(probe[best] - start[best]), region)
+    if region is None:
+        return None
+    return PointsTo(None, value - regions.find(region).origin, region)
