@@ -26,16 +26,17 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message}\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(commands=COMMANDS) -> argparse.ArgumentParser:
     parser = _Parser(prog="weaklink", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
-    for name in COMMANDS:
+    for name in commands:
         importlib.import_module(f"weaklink.commands.{name}").add_parser(sub)
     return parser
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+def main(argv: list[str] | None = None, commands=COMMANDS) -> int:
+    """Run one subcommand; `commands` limits which subcommand modules are loaded."""
+    parser = build_parser(commands)
     args, extra = parser.parse_known_args(argv)
     if extra and not getattr(args, "accepts_extra", False):
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
