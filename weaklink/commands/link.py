@@ -14,7 +14,10 @@ EPILOG = """Exit status: 0 the link would succeed, 1 it would fail, 2 bad input 
 Everything after the options above is passed as ld's own command line, e.g.
   weaklink link --json -T app.ld main.o -L lib -lfoo --start-group liba.a libb.a --end-group
 "loaded" lists objects and archive members in load order; "extracted" is the map's
-"Archive member included to satisfy reference by file (symbol)" table."""
+"Archive member included to satisfy reference by file (symbol)" table (--whole-archive
+members appear there as symbol "--whole-archive" with file null, as ld prints them).
+Not modelled: --gc-sections (undefined references inside collected sections are still
+reported), shared libraries, --wrap, LTO, symbol versions."""
 
 
 def add_parser(subparsers) -> None:

@@ -26,6 +26,9 @@ AR_HDR = np.dtype([
     ("ar_mode", "S8"), ("ar_size", "S10"), ("ar_fmag", "S2"),
 ])
 AR_FMAG = b"`\n"
+# (start, end) of each header field, derived from AR_HDR: headers are sliced, not np-parsed,
+# because ld-style lazy extraction reads one header at a time.
+_FIELD = {k: (off, off + dt.itemsize) for k, (dt, off) in AR_HDR.fields.items()}
 ARMAP32 = ("/", ">u4")        # GNU symbol index: count, offsets, NUL-terminated names
 ARMAP64 = ("/SYM64/", ">u8")
 LONG_NAMES = "//"
@@ -57,6 +60,7 @@ class Archive:
         self.armap_names: list[str] = []
         self.armap_offsets: list[int] = []
         self.has_index = False
+        self.fs_dir: str | None = None    # where thin members live, if not beside `name`
         self._members: dict[int, ArchiveMember] = {}
         self._objects: dict[int, object] = {}
         self._read_special_members()
@@ -78,13 +82,16 @@ class Archive:
         if end > len(self.data):
             raise InputError(self.name, f"truncated member header ({len(self.data) - offset} "
                              f"bytes, expected {AR_HDR.itemsize})", offset)
-        hdr = np.frombuffer(self.data, AR_HDR, count=1, offset=offset)[0]
-        if bytes(hdr["ar_fmag"]) != AR_FMAG:
-            raise InputError(self.name, "bad member header: expected '`\\n' terminator", offset + 58)
-        raw_size = bytes(hdr["ar_size"]).strip()
+        hdr = self.data[offset:end]
+        f0, f1 = _FIELD["ar_fmag"]
+        if hdr[f0:f1] != AR_FMAG:
+            raise InputError(self.name, "bad member header: expected '`\\n' terminator", offset + f0)
+        s0, s1 = _FIELD["ar_size"]
+        raw_size = hdr[s0:s1].strip()
         if not raw_size.isdigit():
-            raise InputError(self.name, f"bad member size field {raw_size!r}", offset + 48)
-        return bytes(hdr["ar_name"]).decode("latin-1").rstrip(" "), int(raw_size)
+            raise InputError(self.name, f"bad member size field {raw_size!r}", offset + s0)
+        n0, n1 = _FIELD["ar_name"]
+        return hdr[n0:n1].decode("latin-1").rstrip(" "), int(raw_size)
 
     def _stored_size(self, name: str, size: int) -> int:
         """Bytes of data following the header: thin archives store only the special members."""
@@ -178,8 +185,9 @@ class Archive:
     def member_bytes(self, m: ArchiveMember) -> bytes:
         if not self.thin:
             return self.data[m.data_start:m.data_start + m.size]
+        where = os.path.join(self.fs_dir, m.name) if self.fs_dir is not None else self.thin_path(m)
         try:
-            return Path(self.thin_path(m)).read_bytes()
+            return Path(where).read_bytes()
         except OSError:
             raise InputError(self.name, f"thin archive member {self.thin_path(m)} cannot be read",
                              m.offset) from None

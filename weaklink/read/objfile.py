@@ -1,9 +1,9 @@
 """The view of an ELF relocatable object that symbol resolution needs, built on ElfFile.
 
 Only global (non-local) symbols take part in cross-file resolution (ELF gABI: STB_LOCAL never
-satisfies another file's reference), so `ObjectFile` keeps just those, as parallel numpy
-columns plus a `kind` column computed in one vectorised pass. COMDAT groups and the symbols
-that relocations refer to are read on demand.
+satisfies another file's reference), so `ObjectFile` keeps just those: `rows` of plain values
+for the resolver (read from one numpy view of the global part of .symtab), and numpy columns
+on demand. COMDAT groups and the symbols that relocations refer to are read on demand too.
 """
 from __future__ import annotations
 
@@ -33,7 +33,11 @@ class ComdatGroup:
 
 
 class ObjectFile:
-    """Global symbols of one relocatable object, as columns (index i = i-th global symbol)."""
+    """Global symbols of one relocatable object: `rows` for resolution, numpy columns on demand.
+
+    The symbol table is read with one numpy view and one `tolist()`; the per-symbol pass is
+    plain Python because objects hold few globals and per-call numpy overhead would dominate
+    (see benchmarks/bench_link.py)."""
 
     def __init__(self, elf: ElfFile, archive_offset: int | None = None):
         self.elf = elf
@@ -41,23 +45,104 @@ class ObjectFile:
         self.archive_offset = archive_offset
         if elf.e_type != S.ET_REL:
             raise InputError(elf.name, f"ELF type {elf.e_type}, expected 1 (relocatable object)", 16)
+        types = elf.sections["sh_type"].tolist() if len(elf.sections) else []
+        # ElfFile.symtab_index, found without a numpy pass (hot path: one call per object)
+        elf.__dict__.setdefault("symtab_index",
+                                types.index(S.SHT_SYMTAB) if S.SHT_SYMTAB in types else None)
         syms = elf.symbols
-        bind = syms["st_info"] >> 4 if len(syms) else np.zeros(0, np.uint8)
-        self.index = np.flatnonzero((bind != S.STB_LOCAL) & (syms["st_name"] != 0)) if len(syms) \
-            else np.zeros(0, np.int64)
-        g = syms[self.index]
-        self.names: list[str] = elf.symbol_names(self.index)
-        self.binding = (g["st_info"] >> 4).astype(np.uint8)
-        self.stype = (g["st_info"] & 0xF).astype(np.uint8)
-        self.size = g["st_size"].astype(np.int64)
-        self.value = g["st_value"].astype(np.int64)
-        self.shndx = elf.symbol_section_indices()[self.index] if len(syms) else np.zeros(0, np.uint32)
-        self.kind = self._classify()
-        self._check_shndx()
+        first = 0
+        if len(syms):   # gABI: locals come first, sh_info = index of the first non-local
+            first = min(int(elf.sections[elf.symtab_index]["sh_info"]), len(syms))
+        self.rows, self._index = self._read_globals(syms[first:].tolist(), first)
+
+    @cached_property
+    def index(self) -> np.ndarray:
+        """Symbol-table index of each global (row i)."""
+        return np.array(self._index, np.int64)
+
+    @cached_property
+    def names(self) -> list[str]:
+        return [r[0] for r in self.rows]
+
+    def _read_globals(self, raw: list[tuple], first: int) -> tuple[list[tuple], list[int]]:
+        """(name, kind, weak, size, shndx, value) per global symbol, and its symtab index."""
+        strtab, nsec = self.elf.symbol_strtab, len(self.elf.sections)
+        size_tab = len(strtab)
+        # ASCII string tables (the norm) are decoded once; str offsets then equal byte offsets
+        text = strtab.decode("ascii") if strtab.isascii() else None
+        ext = None
+        rows, index = [], []
+        for i, (nm, value, size, info, _, sh) in enumerate(raw, first):
+            bind = info >> 4
+            if bind == S.STB_LOCAL or nm == 0:
+                continue
+            if nm >= size_tab:
+                raise InputError(self.name, f"symbol {i} name offset {nm} out of range (string "
+                                 f"table has {size_tab} bytes)", self._sym_offset_at(i))
+            if text is not None:
+                end = text.find("\0", nm)
+                name = text[nm:end if end >= 0 else size_tab]
+            else:
+                end = strtab.find(b"\0", nm)
+                name = strtab[nm:end if end >= 0 else size_tab].decode("utf-8", "replace")
+            if sh == S.SHN_XINDEX:
+                ext = self.elf.symbol_section_indices() if ext is None else ext
+                sh = int(ext[i])
+            if sh == S.SHN_UNDEF:
+                kind = K_UNDEF
+            elif sh == S.SHN_COMMON or info & 0xF == S.STT_COMMON:
+                kind = K_COMMON
+            elif sh == S.SHN_ABS:
+                kind = K_ABS
+            elif sh >= nsec and sh < S.SHN_LORESERVE:
+                raise InputError(self.name, f"symbol {name!r} section index {sh} out of range "
+                                 f"({nsec} sections)", self._sym_offset_at(i))
+            else:
+                kind = K_DEFINED
+            rows.append((name, kind, bind == S.STB_WEAK, size, sh, value))
+            index.append(i)
+        return rows, index
+
+    def _sym_offset_at(self, i: int) -> int:
+        sh = self.elf.sections[self.elf.symtab_index]
+        return int(sh["sh_offset"]) + i * S.SYM.itemsize
+
+    # -- numpy columns, for analysis (resolution itself uses `rows`) ----------------------------
+    @cached_property
+    def _globals(self) -> np.ndarray:
+        return self.elf.symbols[self.index]
+
+    @cached_property
+    def binding(self) -> np.ndarray:
+        return (self._globals["st_info"] >> 4).astype(np.uint8)
+
+    @cached_property
+    def stype(self) -> np.ndarray:
+        return (self._globals["st_info"] & 0xF).astype(np.uint8)
+
+    @cached_property
+    def size(self) -> np.ndarray:
+        return np.array([r[3] for r in self.rows], np.int64)
+
+    @cached_property
+    def value(self) -> np.ndarray:
+        return np.array([r[5] for r in self.rows], np.int64)
+
+    @cached_property
+    def shndx(self) -> np.ndarray:
+        return np.array([r[4] for r in self.rows], np.uint32)
+
+    @cached_property
+    def kind(self) -> np.ndarray:
+        return np.array([r[1] for r in self.rows], np.uint8)
 
     @classmethod
     def from_bytes(cls, data: bytes, name: str, archive_offset: int | None = None) -> "ObjectFile":
-        return cls(ElfFile(data, name), archive_offset)
+        try:
+            return cls(ElfFile(data, name), archive_offset)
+        except (IndexError, ValueError, OverflowError) as exc:
+            # a table index or size that the field checks above do not cover
+            raise InputError(name, f"corrupt ELF object: {exc}") from None
 
     @classmethod
     def from_path(cls, path: str | Path, name: str | None = None) -> "ObjectFile":
@@ -69,35 +154,6 @@ class ObjectFile:
             raise InputError(name or path, f"cannot read: {exc.strerror}") from None
         return cls.from_bytes(data, name or str(path))
 
-    def _classify(self) -> np.ndarray:
-        kind = np.full(len(self.index), K_DEFINED, np.uint8)
-        kind[self.shndx == S.SHN_UNDEF] = K_UNDEF
-        kind[(self.shndx == S.SHN_COMMON) | (self.stype == S.STT_COMMON)] = K_COMMON
-        kind[self.shndx == S.SHN_ABS] = K_ABS
-        return kind
-
-    def _check_shndx(self):
-        nsec = len(self.elf.sections)
-        bad = np.flatnonzero((self.kind == K_DEFINED) & (self.shndx >= nsec)
-                             & ~((self.shndx >= S.SHN_LORESERVE) & (self.shndx <= 0xFFFF)))
-        if bad.size:
-            k = int(bad[0])
-            raise InputError(self.name, f"symbol {self.names[k]!r} section index "
-                             f"{int(self.shndx[k])} out of range ({nsec} sections)",
-                             self._sym_offset(k))
-
-    def _sym_offset(self, k: int) -> int:
-        sh = self.elf.sections[self.elf.symtab_index]
-        return int(sh["sh_offset"]) + int(self.index[k]) * S.SYM.itemsize
-
-    # -- what resolution iterates over ---------------------------------------------------------
-    @cached_property
-    def rows(self) -> list[tuple]:
-        """(name, kind, weak, size, shndx) per global symbol, as plain Python values."""
-        weak = (self.binding == S.STB_WEAK).tolist()
-        return list(zip(self.names, self.kind.tolist(), weak, self.size.tolist(),
-                        self.shndx.tolist()))
-
     @cached_property
     def by_name(self) -> dict[str, int]:
         return {n: i for i, n in enumerate(self.names)}
@@ -108,10 +164,10 @@ class ObjectFile:
         i = self.by_name.get(name)
         if i is None:
             return False
-        b, t, sh = int(self.binding[i]), int(self.stype[i]), int(self.shndx[i])
+        b, t, sh = int(self.binding[i]), int(self.stype[i]), self.rows[i][4]
         if b != S.STB_GLOBAL and b < 10:
             return False
-        if t == S.STT_FUNC or t == 10 or sh == S.SHN_UNDEF or self.kind[i] == K_COMMON:
+        if t == S.STT_FUNC or t == 10 or sh == S.SHN_UNDEF or self.rows[i][1] == K_COMMON:
             return False
         return not (S.SHN_LORESERVE <= sh < S.SHN_ABS)
 
@@ -122,16 +178,24 @@ class ObjectFile:
             return "COMMON"
         if shndx == S.SHN_UNDEF or shndx >= len(self.elf.sections):
             return None
-        return self.elf.section_name(shndx)
+        hit = self._section_names.get(shndx)
+        if hit is None:
+            hit = self._section_names[shndx] = self.elf.section_name(shndx)
+        return hit
+
+    @cached_property
+    def _section_names(self) -> dict[int, str]:
+        return {}
 
     # -- COMDAT groups and relocations ---------------------------------------------------------
     @cached_property
     def comdat_groups(self) -> tuple[ComdatGroup, ...]:
         sh = self.elf.sections
-        if not len(sh):
+        types = sh["sh_type"].tolist() if len(sh) else []
+        if S.SHT_GROUP not in types:
             return ()
         out = []
-        for i in np.flatnonzero(sh["sh_type"] == S.SHT_GROUP).tolist():
+        for i in [k for k, t in enumerate(types) if t == S.SHT_GROUP]:
             words = np.frombuffer(self.elf.section_bytes(i)[: int(sh["sh_size"][i]) // 4 * 4], "<u4")
             if not len(words) or not int(words[0]) & S.GRP_COMDAT:
                 continue
@@ -172,6 +236,3 @@ class ObjectFile:
         used = np.unique(np.concatenate(list(idx_by_sym.values())))
         hit = np.isin(self.index, used)
         return {self.names[k] for k in np.flatnonzero(hit).tolist()}
-
-    def section_of(self, k: int) -> int:
-        return int(self.shndx[k])

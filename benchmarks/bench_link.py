@@ -1,0 +1,163 @@
+"""Benchmark: the resolution model vs arm-none-eabi-ld on one synthetic large link.
+
+    /tmp/venv/bin/python benchmarks/bench_link.py [--objects 2000] [--archives 40]
+        [--members 500] [--cache DIR] [--repeat 3]
+
+Inputs (generated once as assembly, assembled in batches, cached under --cache): OBJECTS
+objects and ARCHIVES archives of MEMBERS members each. Every unit defines a few functions and
+data symbols and references symbols of later archives, so extraction chains across archives
+and a fifth of the members are pulled. Prints both wall times (best of --repeat), the ratio
+and peak memory (RSS of a fresh process for each side). The model's time is given for link()
+(every decision) and with the lazily built per-symbol table as well.
+"""
+from __future__ import annotations
+
+import argparse
+import gc
+import hashlib
+import os
+import random
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from weaklink import toolchain
+
+SYMS_PER_MEMBER = 3
+SYMS_PER_OBJECT = 10
+
+
+def member_source(a: int, m: int, n_ar: int, n_mem: int, rng: random.Random) -> str:
+    names = [f"f_{a}_{m}_{k}" for k in range(SYMS_PER_MEMBER - 1)]
+    lines = [".text"] + [f".global {n}\n.type {n},%function\n{n}: bx lr" for n in names]
+    lines += [".data", f".global d_{a}_{m}", f"d_{a}_{m}: .word 0"]
+    if a + 1 < n_ar and rng.random() < 0.7:           # pull a member of a later archive
+        lines += [".text", f".word f_{rng.randrange(a + 1, n_ar)}_{rng.randrange(n_mem)}_0"]
+    if rng.random() < 0.3:                             # a weak reference never pulls
+        b, k = rng.randrange(n_ar), rng.randrange(n_mem)
+        lines += [f".weak d_{b}_{k}", ".text", f".word d_{b}_{k}"]
+    return "\n".join(lines) + "\n"
+
+
+def object_source(o: int, n_obj: int, n_ar: int, n_mem: int, rng: random.Random) -> str:
+    lines = [".text"]
+    if o == 0:
+        lines += [".global _start", "_start: bx lr"]
+    for k in range(SYMS_PER_OBJECT):
+        lines += [f".global g_{o}_{k}", f".type g_{o}_{k},%function", f"g_{o}_{k}: bx lr"]
+    for _ in range(4):                                 # references into the archives
+        lines.append(f".word f_{rng.randrange(min(3, n_ar))}_{rng.randrange(n_mem)}_1")
+    lines.append(f".word g_{rng.randrange(n_obj)}_{rng.randrange(SYMS_PER_OBJECT)}")
+    return "\n".join(lines) + "\n"
+
+
+def generate(root: Path, n_obj: int, n_ar: int, n_mem: int) -> list[str]:
+    """Write, assemble and archive the inputs (skipped when the cache is complete)."""
+    args = [f"obj/o{o}.o" for o in range(n_obj)] + [f"lib/lib{a}.a" for a in range(n_ar)]
+    if (root / "done").exists():
+        return args
+    rng = random.Random(1)
+    (root / "obj").mkdir(parents=True, exist_ok=True)
+    (root / "lib").mkdir(exist_ok=True)
+    (root / "mem").mkdir(exist_ok=True)
+    jobs = [(root / "obj" / f"o{o}", object_source(o, n_obj, n_ar, n_mem, rng))
+            for o in range(n_obj)]
+    jobs += [(root / "mem" / f"m{a}_{m}", member_source(a, m, n_ar, n_mem, rng))
+             for a in range(n_ar) for m in range(n_mem)]
+
+    def assemble(batch):
+        # one shell per batch of files: far fewer process start-ups from Python
+        script = []
+        for stem, text in batch:
+            stem.with_suffix(".s").write_text(text)
+            script.append(f"{toolchain.tool('as')} {stem}.s -o {stem}.o || exit 1")
+        subprocess.run(["sh", "-c", "\n".join(script)], check=True)
+
+    batches = [jobs[i:i + 200] for i in range(0, len(jobs), 200)]
+    with ThreadPoolExecutor(os.cpu_count() or 2) as pool:
+        list(pool.map(assemble, batches))
+
+    def archive(a):
+        members = [f"mem/m{a}_{m}.o" for m in range(n_mem)]
+        subprocess.run([toolchain.tool("ar"), "rcs", f"lib/lib{a}.a", *members], cwd=root,
+                       check=True)
+
+    with ThreadPoolExecutor(os.cpu_count() or 2) as pool:
+        list(pool.map(archive, range(n_ar)))
+    (root / "done").write_text("ok\n")
+    return args
+
+
+def run_measured(argv: list[str], cwd: Path) -> tuple[float, int, int]:
+    """(wall seconds, peak RSS KiB, exit status) of one child process."""
+    t = time.perf_counter()
+    proc = subprocess.Popen(argv, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - t
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    return wall, usage.ru_maxrss, proc.returncode
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--objects", type=int, default=2000)
+    ap.add_argument("--archives", type=int, default=40)
+    ap.add_argument("--members", type=int, default=500)
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--cache", default=os.path.join(tempfile.gettempdir(), "weaklink-bench"))
+    opts = ap.parse_args()
+    if not toolchain.available():
+        print("arm-none-eabi toolchain not installed; nothing to compare with", file=sys.stderr)
+        return 2
+    key = hashlib.sha1(f"{opts.objects}/{opts.archives}/{opts.members}/{toolchain.version()}"
+                       .encode()).hexdigest()[:12]
+    root = Path(opts.cache) / key
+    t = time.perf_counter()
+    inputs = generate(root, opts.objects, opts.archives, opts.members)
+    print(f"inputs: {opts.objects} objects, {opts.archives} archives x {opts.members} members "
+          f"in {root} ({time.perf_counter() - t:.1f} s to generate or load)")
+    ld_args = ["-e", "_start", "-o", "/dev/null", *inputs]
+
+    import weaklink                                   # warm imports before timing
+    model_times, full_times, result = [], [], None
+    for _ in range(opts.repeat):
+        result = None                                 # free the last result outside the timing
+        gc.collect()
+        t = time.perf_counter()
+        result = weaklink.link(ld_args, cwd=root)     # every decision: ok, errors, extraction
+        model_times.append(time.perf_counter() - t)
+        len(result.symbols)                           # + the per-symbol table (built lazily)
+        full_times.append(time.perf_counter() - t)
+    ld_runs = [run_measured([toolchain.tool("ld"), *ld_args], root) for _ in range(opts.repeat)]
+    child = [sys.executable, "-c", "import sys, weaklink; "
+             "sys.exit(0 if weaklink.link(sys.argv[1:]).ok else 1)", *ld_args]
+    model_proc = run_measured(child, root)
+
+    from weaklink.read.archive import Archive
+    armap = sum(len(Archive.from_path(root / a).armap_names) for a in inputs if a.endswith(".a"))
+    n_syms = len(result.symbols)
+    print(f"input symbols: {armap} archive-index entries + {opts.objects * (SYMS_PER_OBJECT + 5)}"
+          f" in objects")
+    model_s, full_s, ld_s = min(model_times), min(full_times), min(w for w, _, _ in ld_runs)
+    print(f"model: ok={result.ok} loaded={len(result.loaded)} extracted={len(result.extracted)} "
+          f"symbols={n_syms}")
+    print(f"ld:    exit={ld_runs[0][2]}")
+    print(f"model  {model_s:.3f} s link() (best of {opts.repeat}, in-process); "
+          f"{full_s:.3f} s with the symbol table built; "
+          f"{model_proc[0]:.3f} s as a fresh process (interpreter + imports included)")
+    print(f"ld     {ld_s:.3f} s (best of {opts.repeat})")
+    print(f"ratio  {model_s / ld_s:.2f}x ld's wall time for link(), {full_s / ld_s:.2f}x with the "
+          f"symbol table (goal <= 1.0)")
+    ld_rss = max(r for _, r, _ in ld_runs) / 1024
+    here = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(f"peak RSS: model process {model_proc[1] / 1024:.0f} MiB, ld {ld_rss:.0f} MiB"
+          f" (this process: {here:.0f} MiB)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

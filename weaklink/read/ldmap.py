@@ -1,0 +1,221 @@
+"""Parse GNU ld map files (`-Map FILE`, optionally with `--cref`), ld 2.40 layout.
+
+Tables read (linker_semantics.md §3.6, §3.7): "Archive member included to satisfy reference by
+file (symbol)", "Allocating common symbols", "Discarded input sections", "Memory
+Configuration", the LOAD / START GROUP / END GROUP lines of "Linker script and memory map",
+and "Cross Reference Table". Anything malformed inside a table raises InputError naming the
+line number.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from weaklink.errors import InputError
+
+ARCHIVE_HEADER = "Archive member included to satisfy reference by file (symbol)"
+COMMON_HEADER = "Allocating common symbols"
+DISCARDED_HEADER = "Discarded input sections"
+MEMORY_HEADER = "Memory Configuration"
+SCRIPT_HEADER = "Linker script and memory map"
+CREF_HEADER = "Cross Reference Table"
+MEMBER_COLUMN = 30      # ldmain.c add_archive_element pads the member to column 30
+CREF_COLUMN = 50        # ldcref.c FILECOL
+
+
+@dataclass(frozen=True, slots=True)
+class ArchiveInclusion:
+    member: str
+    file: str | None      # None for -u / -e / ENTRY
+    symbol: str
+
+
+@dataclass(frozen=True, slots=True)
+class CommonSymbol:
+    symbol: str
+    size: int
+    file: str
+
+
+@dataclass(frozen=True, slots=True)
+class DiscardedSection:
+    section: str
+    address: int
+    size: int
+    file: str
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryRegion:
+    name: str
+    origin: int
+    length: int
+    attributes: str
+
+
+@dataclass(frozen=True)
+class LinkMap:
+    archive_members: tuple[ArchiveInclusion, ...] = ()
+    commons: tuple[CommonSymbol, ...] = ()
+    discarded: tuple[DiscardedSection, ...] = ()
+    memory: tuple[MemoryRegion, ...] = ()
+    loads: tuple[str, ...] = ()                 # LOAD paths, in order
+    load_lines: tuple[str, ...] = ()            # LOAD paths plus "START GROUP"/"END GROUP"
+    cref: dict[str, tuple[str, ...]] = field(default_factory=dict)   # definition first
+
+
+class _Lines:
+    def __init__(self, text: str, path: str):
+        self.lines = text.splitlines()
+        self.i = 0
+        self.path = path
+
+    def fail(self, what: str, line: int | None = None):
+        n = (self.i if line is None else line) + 1
+        raise InputError(self.path, f"line {n}: {what}")
+
+    def table_rows(self):
+        """Yield (index, line) up to the next blank line, after skipping leading blank lines."""
+        while self.i < len(self.lines) and not self.lines[self.i].strip():
+            self.i += 1
+        while self.i < len(self.lines) and self.lines[self.i].strip():
+            yield self.i, self.lines[self.i]
+            self.i += 1
+
+
+def _int(text: str, src: _Lines, k: int) -> int:
+    try:
+        return int(text, 0)
+    except ValueError:
+        src.fail(f"expected a number, got {text!r}", k)
+
+
+def _archive_table(src: _Lines) -> tuple[ArchiveInclusion, ...]:
+    out, pending = [], None
+    for k, line in src.table_rows():
+        nxt = src.lines[k + 1] if k + 1 < len(src.lines) else ""
+        if pending is None and nxt.startswith(" " * MEMBER_COLUMN):
+            pending = line.strip()               # member name too long: reason on next line
+            continue
+        member = pending if pending is not None else line[:MEMBER_COLUMN].rstrip()
+        rest = line[MEMBER_COLUMN:].strip() if pending is None else line.strip()
+        pending = None
+        if not rest.endswith(")") or "(" not in rest:
+            src.fail("expected 'FILE (SYMBOL)' in the archive member table", k)
+        if rest.startswith("("):
+            out.append(ArchiveInclusion(member, None, rest[1:-1]))
+        else:
+            file, _, sym = rest.rpartition(" (")
+            out.append(ArchiveInclusion(member, file, sym[:-1]))
+    return tuple(out)
+
+
+def _common_table(src: _Lines) -> tuple[CommonSymbol, ...]:
+    out, pending = [], None
+    rows = list(src.table_rows())
+    if rows and rows[0][1].startswith("Common symbol"):    # header, blank line, then rows
+        rows = rows[1:] + list(src.table_rows())
+    for k, line in rows:
+        parts = line.split()
+        if pending is None and len(parts) == 1:
+            pending = parts[0]
+            continue
+        if pending is not None:
+            parts = [pending, *parts]
+            pending = None
+        if len(parts) < 3:
+            src.fail("expected 'SYMBOL SIZE FILE' in the common symbol table", k)
+        out.append(CommonSymbol(parts[0], _int(parts[1], src, k), " ".join(parts[2:])))
+    return tuple(out)
+
+
+def _discarded_table(src: _Lines) -> tuple[DiscardedSection, ...]:
+    out, pending = [], None
+    for k, line in src.table_rows():
+        parts = line.split()
+        if len(parts) == 1 and pending is None:
+            pending = parts[0]
+            continue
+        if pending is not None:
+            parts, pending = [pending, *parts], None
+        if len(parts) < 4:
+            src.fail("expected 'SECTION ADDRESS SIZE FILE' in discarded input sections", k)
+        out.append(DiscardedSection(parts[0], _int(parts[1], src, k), _int(parts[2], src, k),
+                                    " ".join(parts[3:])))
+    return tuple(out)
+
+
+def _memory_table(src: _Lines) -> tuple[MemoryRegion, ...]:
+    out = []
+    for k, line in src.table_rows():
+        parts = line.split()
+        if parts[:2] == ["Name", "Origin"]:
+            continue
+        if len(parts) < 3:
+            src.fail("expected 'NAME ORIGIN LENGTH [ATTRIBUTES]' in memory configuration", k)
+        out.append(MemoryRegion(parts[0], _int(parts[1], src, k), _int(parts[2], src, k),
+                                " ".join(parts[3:])))
+    return tuple(out)
+
+
+def _cref_table(src: _Lines) -> dict[str, tuple[str, ...]]:
+    out: dict[str, list[str]] = {}
+    current = None
+    for k in range(src.i, len(src.lines)):
+        line = src.lines[k]
+        if not line.strip() or line.startswith("Symbol ") and line.rstrip().endswith("File"):
+            continue
+        if line.startswith(" "):
+            if current is None:
+                src.fail("cross reference continuation line before any symbol", k)
+            out[current].append(line.strip())
+            continue
+        if len(line) > CREF_COLUMN and line[CREF_COLUMN - 1] == " ":
+            name, file = line[:CREF_COLUMN].rstrip(), line[CREF_COLUMN:].strip()
+        else:
+            name, _, file = line.rstrip().rpartition(" ")
+            if not name:
+                src.fail("expected 'SYMBOL FILE' in the cross reference table", k)
+        current = name.strip()
+        out.setdefault(current, []).append(file)
+    src.i = len(src.lines)
+    return {k: tuple(v) for k, v in out.items()}
+
+
+def parse_map_text(text: str, path: str = "<map>") -> LinkMap:
+    src = _Lines(text, path)
+    found: dict = {}
+    loads, load_lines = [], []
+    readers = {ARCHIVE_HEADER: ("archive_members", _archive_table),
+               COMMON_HEADER: ("commons", _common_table),
+               DISCARDED_HEADER: ("discarded", _discarded_table),
+               MEMORY_HEADER: ("memory", _memory_table),
+               CREF_HEADER: ("cref", _cref_table)}
+    seen_script = False
+    while src.i < len(src.lines):
+        line = src.lines[src.i]
+        src.i += 1
+        key = line.strip()
+        if key in readers:
+            name, reader = readers[key]
+            found[name] = reader(src)
+        elif key == SCRIPT_HEADER:
+            seen_script = True
+        elif line.startswith("LOAD "):
+            loads.append(line[5:].strip())
+            load_lines.append(line[5:].strip())
+        elif key in ("START GROUP", "END GROUP"):
+            load_lines.append(key)
+    if not found and not seen_script and not loads:
+        raise InputError(path, "not a GNU ld map file: none of its section headers found", 0)
+    return LinkMap(loads=tuple(loads), load_lines=tuple(load_lines), **found)
+
+
+def parse_map(path: str | Path) -> LinkMap:
+    try:
+        text = Path(path).read_text(errors="replace")
+    except FileNotFoundError:
+        raise InputError(path, "no such file") from None
+    except OSError as exc:
+        raise InputError(path, f"cannot read: {exc.strerror}") from None
+    return parse_map_text(text, str(path))

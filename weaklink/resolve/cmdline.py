@@ -1,0 +1,222 @@
+"""Parse a GNU ld command line into what resolution needs: positional inputs, global roots.
+
+Inputs keep their command-line order (ld processes them left to right). `-u`, `-e`,
+`--require-defined` and a `-T` script's ENTRY/EXTERN are global: ld enters them as undefined
+before reading any file (linker_semantics.md §2.1 item 8). `--defsym` is positional (§3.4).
+Options that cannot change which definition wins are accepted and ignored; anything else is
+a UsageError, so a prediction is never silently made for a link we do not model.
+"""
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from weaklink.errors import UsageError
+
+# Options with no argument that do not affect resolution.
+IGNORED_FLAGS = frozenset("""
+--gc-sections --no-gc-sections --print-gc-sections --no-print-gc-sections -nostdlib --cref -g
+-EL -EB --print-memory-usage --no-print-memory-usage -static -Bstatic -dn -non_shared -s -S
+--strip-all --strip-debug -x -X --discard-all --discard-locals -t --trace -M --print-map
+--verbose --no-warn-mismatch --no-warn-rwx-segments --warn-rwx-segments --warn-common
+--no-warn-execstack --warn-execstack --relax --no-relax --sort-common --no-enum-size-warning
+--no-wchar-size-warning --check-sections --no-check-sections --stats --as-needed
+--no-as-needed --eh-frame-hdr --build-id -q --emit-relocs --print-map-discarded
+--no-print-map-discarded --demangle --no-demangle --warn-once --fix-cortex-m3-ldrd
+--no-fix-cortex-m3-ldrd -N -n --omagic --nmagic --no-omagic --use-blx --pic-veneer
+--long-plt --no-apply-dynamic-relocs --fatal-warnings --no-fatal-warnings --warn-section-align
+--no-undefined-version --undefined-version --enable-non-contiguous-regions --no-dynamic-linker
+--ignore-unresolved-symbol --warn-unresolved-symbols --error-unresolved-symbols
+--fix-v4bx --fix-v4bx-interworking --fix-stm32l4xx-629360 --no-merge-exidx-entries
+--stub-group-size --ld-generated-unwind-info --no-ld-generated-unwind-info
+--color-diagnostics --no-color-diagnostics -Bno-symbolic -Bdynamic --no-warnings -w --noinhibit-exec
+""".split())
+# Options taking a value (`--opt=V`, `--opt V`, or `-oV` for one-letter ones), ignored.
+IGNORED_WITH_VALUE = frozenset("""
+-o --output -Map -m -A --architecture -O -Ttext -Tdata -Tbss -Ttext-segment
+--section-start --sort-section --target2 --sysroot --build-id --hash-style -plugin
+-plugin-opt --oformat -b --format -R --just-symbols -Y --stub-group-size --thumb-entry
+--vfp11-denorm-fix --fix-stm32l4xx-629360 --orphan-handling --exclude-libs
+--print-memory-usage-file --dependency-file --error-handling-script --wrap-undefined
+--image-base --max-cache-size --plugin --plugin-opt -a --retain-symbols-file
+""".split()) - {"--wrap-undefined"}
+ONE_LETTER_VALUE = ("-o", "-T", "-m", "-A", "-O", "-b", "-R", "-Y", "-a")
+UNSUPPORTED = {
+    "--wrap": "--wrap renames symbols; not modelled",
+    "-r": "relocatable links (-r) are not modelled",
+    "--relocatable": "relocatable links (-r) are not modelled",
+    "-shared": "shared libraries are not modelled",
+    "--shared": "shared libraries are not modelled",
+    "-pie": "PIE links are not modelled",
+    "--unresolved-symbols": "--unresolved-symbols is not modelled",
+    "--defsym-file": "not modelled",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class InputItem:
+    """One positional input: kind is 'file', 'library', 'defsym', 'script' (a -T script's
+    assignments, at its place), 'group'."""
+    kind: str
+    arg: str = ""
+    whole: bool = False
+    value: int = 0
+    children: tuple["InputItem", ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class LinkOptions:
+    inputs: tuple[InputItem, ...]
+    undefined: tuple[str, ...] = ()
+    entry: str | None = None
+    require_defined: tuple[str, ...] = ()
+    muldefs: bool = False
+    search_dirs: tuple[str, ...] = ()
+    scripts: tuple[str, ...] = ()
+    trace: tuple[str, ...] = ()
+    nostdlib: bool = False
+    gc_sections: bool = False   # accepted; resolution and extraction happen before GC
+
+
+@dataclass
+class _State:
+    stack: list = field(default_factory=lambda: [[]])
+    whole: bool = False
+    undefined: list = field(default_factory=list)
+    require: list = field(default_factory=list)
+    dirs: list = field(default_factory=list)
+    scripts: list = field(default_factory=list)
+    trace: list = field(default_factory=list)
+    entry: str | None = None
+    muldefs: bool = False
+    nostdlib: bool = False
+    gc_sections: bool = False
+
+
+def _split(arg: str, args: list[str], i: int, names: tuple[str, ...]) -> tuple[str | None, int]:
+    """Value of option `arg` if it is one of `names` (`--x=V`, `--x V`, `-xV`); else None."""
+    for name in names:
+        if arg == name:
+            if i + 1 >= len(args):
+                raise UsageError(f"option '{name}' requires an argument")
+            return args[i + 1], i + 2
+        if arg.startswith(name + "="):
+            return arg[len(name) + 1:], i + 1
+        if len(name) == 2 and arg.startswith(name) and len(arg) > 2:
+            return arg[2:], i + 1
+    return None, i
+
+
+def _defsym(text: str) -> InputItem:
+    name, eq, expr = text.partition("=")
+    if not eq or not name:
+        raise UsageError(f"--defsym {text!r}: expected SYMBOL=VALUE")
+    try:
+        value = int(expr.strip(), 0)
+    except ValueError:
+        raise UsageError(f"--defsym {text!r}: only numeric values are modelled") from None
+    return InputItem("defsym", name.strip(), value=value)
+
+
+def _valued(st: _State, arg: str, args: list[str], i: int) -> int | None:
+    """Handle an option with a value; return the next index, or None if not one."""
+    table = (
+        (("-l", "--library"), lambda v: st.stack[-1].append(InputItem("library", v, st.whole))),
+        (("-L", "--library-path"), st.dirs.append),
+        (("-u", "--undefined"), st.undefined.append),
+        (("--require-defined",), st.require.append),
+        (("-e", "--entry"), lambda v: setattr(st, "entry", v)),
+        (("--defsym",), lambda v: st.stack[-1].append(_defsym(v))),
+        (("-y", "--trace-symbol"), st.trace.append),
+        (("-T", "--script", "-dT", "--default-script"), lambda v: (
+            st.scripts.append(v), st.stack[-1].append(InputItem("script", v)))),
+    )
+    long_names = tuple(n for n in IGNORED_WITH_VALUE if len(n) > 2)
+    value, j = _split(arg, args, i, long_names)
+    if value is not None:
+        return j
+    for names, act in table:
+        value, j = _split(arg, args, i, names)
+        if value is not None:
+            act(value)
+            return j
+    if arg in ("-z",) or arg.startswith("-z"):
+        value, j = _split(arg, args, i, ("-z",))
+        if value == "muldefs":
+            st.muldefs = True
+        return j
+    value, j = _split(arg, args, i, ONE_LETTER_VALUE)
+    return j if value is not None else None
+
+
+def _flag(st: _State, arg: str) -> bool:
+    norm = "--" + arg.lstrip("-") if arg.startswith("-") else arg
+    if arg in ("--start-group", "-("):
+        st.stack.append([])
+    elif arg in ("--end-group", "-)"):
+        if len(st.stack) == 1:
+            raise UsageError("--end-group without --start-group")
+        children = tuple(st.stack.pop())
+        st.stack[-1].append(InputItem("group", children=children))
+    elif arg == "--whole-archive":
+        st.whole = True
+    elif arg == "--no-whole-archive":
+        st.whole = False
+    elif arg == "--allow-multiple-definition":
+        st.muldefs = True
+    elif arg in ("-nostdlib", "--nostdlib"):
+        st.nostdlib = True
+    elif arg in ("--gc-sections", "-gc-sections"):
+        st.gc_sections = True
+    elif arg in IGNORED_FLAGS or norm in IGNORED_FLAGS:
+        pass
+    else:
+        return False
+    return True
+
+
+def expand_response_files(args: list[str], depth: int = 0) -> list[str]:
+    """`@FILE` arguments (as the gcc driver passes long command lines) read as more arguments."""
+    out = []
+    for arg in args:
+        if not arg.startswith("@") or len(arg) == 1:
+            out.append(arg)
+            continue
+        if depth > 8:
+            raise UsageError(f"{arg}: response files nested too deeply")
+        try:
+            text = Path(arg[1:]).read_text()
+        except OSError:
+            out.append(arg)              # ld, too, treats an unreadable @FILE as a file name
+            continue
+        out += expand_response_files(shlex.split(text), depth + 1)
+    return out
+
+
+def parse(args: list[str]) -> LinkOptions:
+    """Parse ld arguments; raise UsageError for an unknown or unsupported option."""
+    args = expand_response_files(args)
+    st = _State()
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        if not arg.startswith("-") or arg == "-":
+            st.stack[-1].append(InputItem("file", arg, st.whole))
+            i += 1
+            continue
+        key = arg.split("=", 1)[0]
+        if key in UNSUPPORTED:
+            raise UsageError(f"option '{key}': {UNSUPPORTED[key]}")
+        if _flag(st, arg):
+            i += 1
+            continue
+        j = _valued(st, arg, args, i)
+        if j is None:
+            raise UsageError(f"unrecognized ld option '{arg}'")
+        i = j
+    if len(st.stack) != 1:
+        raise UsageError("--start-group without --end-group")
+    return LinkOptions(tuple(st.stack[0]), tuple(st.undefined), st.entry, tuple(st.require),
+                       st.muldefs, tuple(st.dirs), tuple(st.scripts), tuple(st.trace),
+                       st.nostdlib, st.gc_sections)

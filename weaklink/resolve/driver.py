@@ -1,0 +1,293 @@
+"""The link driver: GNU ld's input processing, left to right (ld/ldlang.c open_input_bfds).
+
+  roots     -u, -e / ENTRY, --require-defined, EXTERN enter as undefined before any file
+  objects   loaded unconditionally, symbols resolved in symbol-table order (rules.py)
+  archives  armap passes until a pass adds no undefined symbol (elf_link_add_archive_symbols)
+  groups    rescan the group's archives (and re-evaluate its assignments) until ld's
+            undefined list stops growing
+  --defsym  assigned at its position, like a -T script's assignments; a PROVIDE fires where
+            its script sits if the name is undefined then, else at the end
+  end       assignments evaluated again (they win); report.py words the diagnostics
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+from weaklink.errors import InputError
+from weaklink.read.archive import Archive, is_archive
+from weaklink.read.elfstructs import ELF_MAGIC
+from weaklink.read.objfile import K_COMMON, K_UNDEF, ObjectFile
+from weaklink.resolve import rules as R
+from weaklink.resolve.cmdline import InputItem, LinkOptions
+from weaklink.resolve.script import parse_script, read_script
+
+
+@dataclass
+class ArchiveInstance:
+    """One command-line occurrence of an archive (a group rescans the same instance)."""
+    archive: Archive
+    whole: bool
+    loaded: set = field(default_factory=set)     # member offsets extracted from it
+    last_scan_seq: int = -1
+
+
+@dataclass
+class LinkState:
+    """Everything the driver decided, for result.py and explain.py to read."""
+    opts: LinkOptions
+    table: R.SymbolTable
+    files: list = field(default_factory=list)          # display names, index = file id
+    objects: list = field(default_factory=list)        # ObjectFile per file id
+    dead: dict = field(default_factory=dict)           # file id -> discarded section indices
+    extracted: list = field(default_factory=list)      # (member file id, ref file id, symbol)
+    instances: list = field(default_factory=list)      # ArchiveInstance, in scan order
+    kept_groups: dict = field(default_factory=dict)    # COMDAT signature -> file id
+    roots: tuple = ()
+    entry: str | None = None
+    provide: tuple = ()
+    provided: set = field(default_factory=set)         # PROVIDEs that have fired
+
+
+class Linker:
+    def __init__(self, opts: LinkOptions, watch: frozenset[str] = frozenset(),
+                 cwd: str | None = None):
+        self.s = LinkState(opts, R.SymbolTable(opts.muldefs, watch))
+        self._archives: dict[str, Archive] = {}
+        self.cwd = cwd
+
+    def _fs(self, path: str) -> str:
+        """Where to open `path`: relative to `cwd` (names stay as given, as ld prints them)."""
+        return os.path.join(self.cwd, path) if self.cwd else path
+
+    # -- passes, in the order ld runs them -----------------------------------------------------
+    def run(self) -> LinkState:
+        self._enter_roots()                       # ldlang.c lang_place_undefineds
+        self._walk(self.s.opts.inputs)            # open_input_bfds, left to right
+        self._provide(self.s.provide)             # final pass: PROVIDE for undefined names
+        self._reassign(self.s.opts.inputs)        # lang_do_assignments: --defsym wins at the end
+        return self.s
+
+    def _reassign(self, items):
+        for item in items:
+            if item.kind == "group":
+                self._reassign(item.children)
+            elif item.kind == "defsym":
+                self.s.table.assign(self.s.table.get(item.arg), item.value)
+            elif item.kind == "script":
+                self._apply_script(self._script(item.arg))
+
+    def _enter_roots(self):
+        opts, table = self.s.opts, self.s.table
+        scripts = [self._script(p) for p in opts.scripts]
+        entry = opts.entry or next((sc.entry for sc in reversed(scripts) if sc.entry), None)
+        if entry is None and not scripts:
+            entry = "_start"                      # the default script's ENTRY(_start)
+        extern = [s for sc in scripts for s in sc.extern]
+        roots = [*opts.undefined, *extern, *([entry] if entry else []), *opts.require_defined]
+        for name in roots:
+            table.root(table.get(name))
+        self.s.roots, self.s.entry = tuple(roots), entry
+        self.s.provide = tuple(p for sc in scripts for p in sc.provide)
+
+    def _script(self, path: str):
+        cache = self.__dict__.setdefault("_scripts", {})
+        if path not in cache:
+            cache[path] = read_script(self._fs(self._find_script(path)))
+        return cache[path]
+
+    def _assign_all(self, names):
+        table = self.s.table
+        for name in names:
+            table.assign(table.get(name), 0)
+
+    def _apply_script(self, sc):
+        """A script's assignments where it sits; a PROVIDE there only for a name that is
+        undefined at that moment (ldexp.c exp_fold_tree_1, etree_provide)."""
+        self._assign_all(sc.assigned)
+        self._provide(sc.provide)
+
+    def _provide(self, names):
+        """PROVIDE defines a name only while it is undefined; once it has fired it is a plain
+        assignment from then on (ldexp.c turns etree_provide into etree_provided)."""
+        table, fired = self.s.table, self.s.provided
+        for name in names:
+            sym = table.syms.get(name)
+            if sym is None:
+                continue
+            if name in fired or sym.state in (R.UNDEF, R.UNDEFWEAK):
+                fired.add(name)
+                table.assign(sym, 0)
+
+    def _find_script(self, path: str) -> str:
+        if os.path.exists(self._fs(path)) or os.path.isabs(path):
+            return path
+        for d in self.s.opts.search_dirs:
+            cand = os.path.join(d, path)
+            if os.path.exists(self._fs(cand)):
+                return cand
+        return path
+
+    def _walk(self, items, rescan: list | None = None):
+        for item in items:
+            if item.kind == "group":
+                self._group(item.children)
+            elif item.kind == "defsym":
+                self.s.table.assign(self.s.table.get(item.arg), item.value)
+                if rescan is not None:
+                    rescan.append(item)
+            elif item.kind == "script":               # -T: its assignments, at its place
+                self._apply_script(self._script(item.arg))
+                if rescan is not None:
+                    rescan.append(item)
+            else:
+                inst = self._open(item)
+                if rescan is not None and inst is not None and not inst.whole:
+                    rescan.append(inst)
+
+    def _group(self, children):
+        """ldlang.c open_input_bfds, lang_group_statement_enum: repeat while the undefined
+        list grows; objects load once, archives (not whole-archive) are searched again and
+        --defsym / -T script assignments inside the group are evaluated again (measured)."""
+        table = self.s.table
+        mark = table.undefs
+        rescan: list = []                  # ArchiveInstance, or a defsym / script InputItem
+        self._walk(children, rescan)
+        while table.undefs != mark:
+            mark = table.undefs
+            for step in rescan:
+                if isinstance(step, ArchiveInstance):
+                    self._scan(step)
+                elif step.kind == "script":
+                    self._apply_script(self._script(step.arg))
+                else:
+                    table.assign(table.get(step.arg), step.value)
+
+    # -- files ------------------------------------------------------------------------------------
+    def _locate(self, item: InputItem) -> str:
+        if item.kind == "file":
+            return item.arg
+        name = item.arg
+        fname = name[1:] if name.startswith(":") else f"lib{name}.a"
+        for d in self.s.opts.search_dirs:
+            cand = f"{d}/{fname}"                 # ld joins with '/' even after a trailing '/'
+            if os.path.isfile(self._fs(cand)):
+                return cand
+        raise InputError(None, f"cannot find -l{name}: No such file or directory")
+
+    def _open(self, item: InputItem) -> ArchiveInstance | None:
+        path = self._locate(item)
+        ar = self._archives.get(path)
+        if ar is None:
+            try:
+                with open(self._fs(path), "rb") as f:
+                    data = f.read()
+            except FileNotFoundError:
+                raise InputError(path, "No such file or directory") from None
+            except OSError as exc:
+                raise InputError(path, f"cannot read: {exc.strerror}") from None
+            if not is_archive(data) and not data.startswith(b"!<"):
+                self._open_nonarchive(data, path)
+                return None
+            ar = self._archives[path] = Archive(data, path)
+            ar.fs_dir = os.path.dirname(self._fs(path))
+        inst = ArchiveInstance(ar, item.whole)
+        self.s.instances.append(inst)
+        if item.whole:                            # --whole-archive: every member, as objects;
+            for m in ar.members():                # the map lists each as "(--whole-archive)"
+                fid = self.load(ar.object(m.offset))
+                self.s.extracted.append((fid, -1, "--whole-archive"))
+        else:
+            self._scan(inst)
+        return inst
+
+    def _open_nonarchive(self, data: bytes, path: str):
+        if data[:4] == ELF_MAGIC:
+            self.load(ObjectFile.from_bytes(data, path))
+            return
+        if b"\0" in data[:4096]:
+            raise InputError(path, "file format not recognized", 0)
+        # ld: "file format not recognized; treating as linker script" — read at its position
+        sc = parse_script(data.decode("utf-8", "replace"))
+        names = [*sc.extern, *([sc.entry] if sc.entry and not self.s.opts.entry else [])]
+        for name in names:
+            self.s.table.root(self.s.table.get(name))
+        self.s.provide += sc.provide
+        self._apply_script(sc)
+
+    def load(self, obj: ObjectFile) -> int:
+        """Add one object's global symbols (elf_link_add_object_symbols)."""
+        s = self.s
+        fid = len(s.files)
+        s.files.append(obj.name)
+        s.objects.append(obj)
+        dead = self._discard_comdat(obj, fid)
+        table = s.table
+        table.seq += 1
+        syms, get = table.syms, table.get
+        undefined, common, defined = table.undefined, table.common, table.defined
+        for name, kind, weak, size, shndx, value in obj.rows:
+            sym = syms.get(name) or get(name)
+            if kind == K_UNDEF or (dead and shndx in dead):   # discarded group: undefined
+                undefined(sym, fid, weak)
+            elif kind == K_COMMON:
+                common(sym, fid, size)
+            else:
+                defined(sym, fid, weak, size, shndx, value)
+        return fid
+
+    def _discard_comdat(self, obj: ObjectFile, fid: int) -> frozenset:
+        """COMDAT: the first group with a signature is kept, later copies discarded."""
+        groups = obj.comdat_groups
+        if not groups:
+            return frozenset()
+        dead = set()
+        for g in groups:
+            if g.signature in self.s.kept_groups:
+                dead.update(g.sections)
+            else:
+                self.s.kept_groups[g.signature] = fid
+        dead = frozenset(dead)
+        if dead:
+            self.s.dead[fid] = dead
+        return dead
+
+    # -- archives ---------------------------------------------------------------------------------
+    def _scan(self, inst: ArchiveInstance):
+        """bfd/elflink.c elf_link_add_archive_symbols: whole passes over the armap, repeated
+        while an included member added an undefined symbol."""
+        ar, table = inst.archive, self.s.table
+        if not ar.has_index and ar.members():
+            raise InputError(ar.name, "error adding symbols: archive has no index; "
+                             "run ranlib to add one")
+        names, offs, syms = ar.armap_names, ar.armap_offsets, table.syms
+        done = [False] * len(names)
+        loaded = inst.loaded
+        while True:
+            mark = table.undefs
+            for i, name in enumerate(names):
+                if done[i]:
+                    continue
+                off = offs[i]
+                if off in loaded:
+                    done[i] = True
+                    continue
+                sym = syms.get(name)
+                if sym is None:
+                    continue
+                state = sym.state
+                if state != R.UNDEF and state != R.COMMON:
+                    if state != R.UNDEFWEAK:      # defined: never needed from this archive
+                        done[i] = True
+                    continue
+                if not R.member_wanted(sym, lambda: ar.object(off).is_global_data_definition(name)):
+                    continue
+                ref = sym.file if state == R.COMMON else sym.ref_file
+                loaded.add(off)
+                done[i] = True
+                fid = self.load(ar.object(off))
+                self.s.extracted.append((fid, ref, name))
+            if table.undefs == mark:
+                break
+        inst.last_scan_seq = table.seq
+

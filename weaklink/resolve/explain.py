@@ -1,0 +1,146 @@
+"""--why-not SYM: every definition of SYM present in the inputs that did not win, and why.
+
+Reasons (keys are stable, for JSON):
+  never-referenced        nothing referenced SYM when (or after) the archive was searched
+  archive-order           the first reference came after the archive's last search: move the
+                          archive after it or put both in --start-group/--end-group (§2.1 item 4)
+  blocked-by-weak         an earlier weak definition already satisfied SYM, so the archive
+                          member was never pulled (§2.1 item 2)
+  already-defined         an earlier strong definition satisfied SYM
+  only-weak-reference     an undefined weak reference never pulls a member (§2.1 item 1)
+  common-needs-data       a common pulls only a member defining SYM as global data (§2.1 item 7)
+  lost-to-common          a weak definition loses to a common (§1.2)
+  first-weak-wins         a later weak definition is ignored
+  strong-definition-wins  a strong definition beats a weak one, in any order
+  multiple-definition     a second strong definition (an error, or ignored with muldefs)
+  smaller-common          a common merged into a larger one
+  mangled-name-near-miss  a different symbol with the same demangled unqualified name (§4)
+"""
+from __future__ import annotations
+
+import functools
+import shutil
+import subprocess
+
+from weaklink.read.objfile import K_COMMON, K_UNDEF
+from weaklink.resolve import rules as R
+from weaklink.resolve.driver import LinkState
+from weaklink.resolve.result import WhyNot
+
+
+@functools.lru_cache(maxsize=4096)
+def demangle(name: str) -> str:
+    try:
+        import cxxfilt
+        return cxxfilt.demangle(name)
+    except Exception:
+        tool = shutil.which("arm-none-eabi-c++filt")
+        if tool is None:
+            return name
+        return subprocess.run([tool, name], capture_output=True, text=True).stdout.strip() or name
+
+
+def unqualified(name: str) -> str:
+    """`cfg::level` -> `level`; `ns::f(int)` -> `f`."""
+    base = demangle(name) if name.startswith("_Z") else name
+    base = base.split("(", 1)[0]
+    return base.rsplit("::", 1)[-1]
+
+
+def _state_at(sym: R.Sym, seq: int) -> tuple[int, int]:
+    """(state, file) of a watched symbol after event `seq`."""
+    state, file = R.NEW, -1
+    for t, st, f in sym.history or ():
+        if t > seq:
+            break
+        state, file = st, f
+    return state, file
+
+
+def _first_strong_ref(s: LinkState, sym: R.Sym) -> int:
+    for t, st, f in sym.history or ():
+        if st == R.UNDEF:
+            return t
+    return -1
+
+
+def _member_reason(s: LinkState, sym: R.Sym, scan_seq: int, obj) -> tuple[str, str]:
+    name = sym.name
+    state, owner = _state_at(sym, scan_seq)
+    who = s.files[owner] if owner >= 0 else "the linker"
+    if state == R.DEFWEAK:
+        return "blocked-by-weak", f"blocked by an earlier weak definition in {who}"
+    if state == R.DEFINED:
+        return "already-defined", f"already defined by {who} when the archive was searched"
+    if state == R.UNDEFWEAK:
+        return ("only-weak-reference", "only weakly referenced: an undefined weak reference "
+                "never extracts an archive member")
+    if state == R.COMMON:
+        return ("common-needs-data", f"{name} was a common (from {who}); a common only pulls a "
+                "member that defines it as global, non-function data")
+    first = _first_strong_ref(s, sym)
+    if first > scan_seq:
+        return ("archive-order", "the archive was searched before the first reference to "
+                f"{name}; list it after the referencing file or use --start-group/--end-group")
+    return "never-referenced", f"{name} was never referenced"
+
+
+def _loaded_reason(s: LinkState, sym: R.Sym, fid: int, kind: int, weak: bool) -> tuple[str, str]:
+    winner = s.files[sym.file] if sym.file >= 0 else "the linker"
+    if kind == K_COMMON:
+        if sym.state == R.COMMON:
+            return "smaller-common", f"merged into the larger common from {winner}"
+        return "already-defined", f"a definition in {winner} beats a common"
+    if sym.state == R.COMMON:
+        return "lost-to-common", f"lost to a common from {winner}: a common beats a weak definition"
+    if weak and sym.state == R.DEFINED and sym.file >= 0:
+        return "strong-definition-wins", f"the strong definition in {winner} wins over a weak one"
+    if weak:
+        return "first-weak-wins", f"an earlier weak definition in {winner} is kept (first weak wins)"
+    if sym.absolute and sym.file < 0:
+        return "already-defined", "overridden by a --defsym or script assignment"
+    return "multiple-definition", f"a second strong definition; {winner} is kept"
+
+
+def why_not(s: LinkState, name: str) -> list[WhyNot]:
+    sym = s.table.syms.get(name) or R.Sym(name)
+    out = []
+    for fid, obj in enumerate(s.objects):          # loaded definitions that lost
+        i = obj.by_name.get(name)
+        if i is None or fid == sym.file:
+            continue
+        _, kind, weak, *_ = obj.rows[i]
+        if kind != K_UNDEF and not (fid in s.dead and obj.rows[i][4] in s.dead[fid]):
+            reason, detail = _loaded_reason(s, sym, fid, kind, weak)
+            out.append(WhyNot(name, s.files[fid], reason, detail))
+    seen = set()
+    for inst in s.instances:                       # archive members never pulled
+        ar = inst.archive
+        for off in ar.member_offsets_by_symbol.get(name, ()):
+            key = (ar.name, off)
+            if off in inst.loaded or key in seen or inst.whole:
+                continue
+            seen.add(key)
+            reason, detail = _member_reason(s, sym, inst.last_scan_seq, None)
+            out.append(WhyNot(name, ar.display_name(ar.member(off)), reason, detail))
+    out += near_misses(s, name)
+    return out
+
+
+def near_misses(s: LinkState, name: str) -> list[WhyNot]:
+    tail = unqualified(name)
+    out = []
+    for other, sym in s.table.syms.items():
+        if other == name or tail not in other or unqualified(other) != tail:
+            continue
+        where = s.files[sym.file] if sym.file >= 0 else "(undefined)"
+        out.append(WhyNot(name, where, "mangled-name-near-miss",
+                          f"{where} defines `{demangle(other)}' ({other}), a different symbol "
+                          f"with the same unqualified name"))
+    for inst in s.instances:
+        for other in inst.archive.member_offsets_by_symbol:
+            if other != name and other not in s.table.syms and tail in other \
+                    and unqualified(other) == tail:
+                out.append(WhyNot(name, inst.archive.name, "mangled-name-near-miss",
+                                  f"{inst.archive.name} offers `{demangle(other)}' ({other})"))
+    return out

@@ -1,0 +1,165 @@
+"""Turn the driver's LinkState into a LinkResult: symbols, diagnostics in ld's wording, the
+map's archive table, -y trace lines and the --cref table."""
+from __future__ import annotations
+
+import contextlib
+import gc
+
+from weaklink.read.objfile import K_UNDEF
+from weaklink.resolve import rules as R
+from weaklink.resolve.driver import LinkState
+from weaklink.resolve.result import (ENTRY_NOT_FOUND, MULTIPLE_DEFINITION, NOT_MODELLED,
+                                     REQUIRED_UNDEFINED,
+                                     UNDEFINED_REFERENCE, Diagnostic, Extraction, LinkResult,
+                                     SymbolInfo)
+
+_DEFINED = (R.DEFINED, R.DEFWEAK, R.COMMON)
+
+
+@contextlib.contextmanager
+def no_gc():
+    """Pause the cyclic collector: the model allocates many small acyclic records, and
+    collector passes over them only cost time (reference counting frees them)."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
+def _symbols_quietly(s: LinkState) -> dict[str, SymbolInfo]:
+    with no_gc():
+        return symbols(s)
+
+
+def symbol_info(s: LinkState, sym: R.Sym) -> SymbolInfo:
+    st = sym.state
+    if st == R.DEFINED and not sym.absolute and sym.file >= 0:     # the common case first
+        return SymbolInfo("global", s.files[sym.file], sym.size,
+                          s.objects[sym.file].section_name(sym.shndx))
+    file = s.files[sym.file] if sym.file >= 0 else None
+    if st in (R.UNDEF, R.NEW):
+        return SymbolInfo("undefined", None, 0, None)
+    if st == R.UNDEFWEAK:                          # resolves to 0 (§1.2)
+        return SymbolInfo("undefined-weak", None, 0, None)
+    if st == R.COMMON:
+        return SymbolInfo("common", file, sym.size, "COMMON")
+    if sym.absolute:
+        return SymbolInfo("absolute", file, sym.size, "*ABS*")
+    section = s.objects[sym.file].section_name(sym.shndx) if sym.file >= 0 else None
+    return SymbolInfo("global" if st == R.DEFINED else "weak", file, sym.size, section)
+
+
+def symbols(s: LinkState) -> dict[str, SymbolInfo]:
+    """Every name a loaded file mentions. Strong section definitions, the bulk, are built
+    inline; everything else goes through symbol_info."""
+    out, files, objects, sections = {}, s.files, s.objects, {}
+    defined, info = R.DEFINED, symbol_info
+    for name, sym in s.table.syms.items():
+        if not sym.notices:
+            continue
+        f = sym.file
+        if sym.state == defined and f >= 0 and not sym.absolute:
+            key = f << 32 | sym.shndx
+            sec = sections.get(key)
+            if sec is None:
+                sec = sections[key] = objects[f].section_name(sym.shndx)
+            out[name] = SymbolInfo("global", files[f], sym.size, sec)
+        else:
+            out[name] = info(s, sym)
+    return out
+
+
+def multiple_definitions(s: LinkState) -> list[Diagnostic]:
+    """ldmain.c multiple_definition: reported at the later definition; an absolute first
+    definition gets no "first defined here"."""
+    out = []
+    for name, fid, first, first_abs in s.table.multiple:
+        msg = f"multiple definition of `{name}'"
+        if first >= 0 and not first_abs:
+            msg += f"; {s.files[first]}: first defined here"
+        out.append(Diagnostic(MULTIPLE_DEFINITION, name, s.files[fid], msg))
+    return out
+
+
+def required_undefined(s: LinkState) -> list[Diagnostic]:
+    out = []
+    for name in dict.fromkeys(s.opts.require_defined):
+        if s.table.syms[name].state not in _DEFINED:
+            out.append(Diagnostic(REQUIRED_UNDEFINED, name, None,
+                                  f"required symbol `{name}' not defined"))
+    return out
+
+
+def undefined_references(s: LinkState) -> list[Diagnostic]:
+    """ld reports an undefined reference at each relocation against a symbol still strongly
+    undefined — also in files that referenced it only weakly (§1.2); a name that is in a symbol
+    table but used by no relocation is silent."""
+    undef = {n for n, sym in s.table.syms.items() if sym.state == R.UNDEF}
+    if not undef:
+        return []
+    out = []
+    for fid, obj in enumerate(s.objects):
+        dead = s.dead.get(fid, frozenset())
+        cand = [r[0] for r in obj.rows if r[0] in undef and (r[1] == K_UNDEF or r[4] in dead)]
+        if not cand:
+            continue
+        used = obj.relocated_names(dead)
+        out += [Diagnostic(UNDEFINED_REFERENCE, n, s.files[fid], f"undefined reference to `{n}'")
+                for n in cand if n in used]
+    return out
+
+
+def entry_warning(s: LinkState) -> list[Diagnostic]:
+    e = s.entry
+    if e is None or (e in s.table.syms and s.table.syms[e].state in _DEFINED):
+        return []
+    return [Diagnostic(ENTRY_NOT_FOUND, e, None, f"warning: cannot find entry symbol {e}")]
+
+
+def gc_warning(s: LinkState) -> list[Diagnostic]:
+    """--gc-sections runs after extraction (§2.1 item 11), so only one thing is off: ld does
+    not report undefined references that sit only in collected sections. Say so."""
+    if not s.opts.gc_sections or not any(e for e in s.table.syms.values() if e.state == R.UNDEF):
+        return []
+    return [Diagnostic(NOT_MODELLED, "", None, "warning: --gc-sections is not modelled: "
+                       "undefined references from sections ld would collect are still reported")]
+
+
+def trace_lines(s: LinkState, names) -> tuple[str, ...]:
+    """ld -y: one line per file that ld noticed mentioning the symbol, in load order."""
+    rows = []
+    for name in names:
+        sym = s.table.syms.get(name)
+        for fid, kind in (sym.noticed() if sym else ()):
+            what = "reference to" if kind == R.N_REF else "definition of"
+            order = s.objects[fid].by_name.get(name, 0)     # symbol-table order within a file
+            rows.append((fid, order, f"{s.files[fid]}: {what} {name}"))
+    return tuple(line for _, _, line in sorted(rows))
+
+
+def cref_table(s: LinkState) -> dict[str, tuple[str, ...]]:
+    """--cref: definitions, then commons, then references, each newest first (ld/ldcref.c
+    prepends every file it notices)."""
+    out = {}
+    for name, sym in s.table.syms.items():
+        if not sym.notices:
+            continue
+        order = [f for kind in (R.N_DEF, R.N_COMMON, R.N_REF)
+                 for f, k in reversed(sym.noticed()) if k == kind]
+        out[name] = tuple(s.files[f] for f in order)
+    return out
+
+
+def build(s: LinkState, *, cref: bool = False, trace=(), why_not=()) -> LinkResult:
+    errors = list(dict.fromkeys(
+        multiple_definitions(s) + required_undefined(s) + undefined_references(s)))
+    extracted = tuple(Extraction(s.files[m], s.files[r] if r >= 0 else None, name)
+                      for m, r, name in s.extracted)
+    return LinkResult(
+        ok=not errors, errors=tuple(errors), warnings=tuple(entry_warning(s) + gc_warning(s)),
+        loaded=tuple(s.files), extracted=extracted, symbol_table=lambda: _symbols_quietly(s),
+        cref=cref_table(s) if cref else {}, trace=trace_lines(s, trace),
+        why_not=tuple(why_not))

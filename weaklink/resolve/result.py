@@ -1,0 +1,123 @@
+"""The result of a modelled link: immutable records, rendered as JSON (the issue-3 contract)
+or as a readable table. Compute once, format many."""
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import NamedTuple
+
+SCHEMA_VERSION = 1
+
+# Diagnostic kinds and ld's wording (ld/ldmain.c, ld/ldlang.c; linker_semantics.md §3).
+UNDEFINED_REFERENCE = "undefined-reference"
+MULTIPLE_DEFINITION = "multiple-definition"
+REQUIRED_UNDEFINED = "required-symbol-undefined"
+ENTRY_NOT_FOUND = "entry-not-found"          # warnings only
+NOT_MODELLED = "not-modelled"
+
+
+@dataclass(frozen=True, slots=True)
+class Diagnostic:
+    kind: str
+    symbol: str
+    file: str | None
+    message: str
+
+    def to_json(self) -> dict:
+        return {"kind": self.kind, "symbol": self.symbol, "file": self.file,
+                "message": self.message}
+
+
+@dataclass(frozen=True, slots=True)
+class Extraction:
+    """One row of the map's "Archive member included to satisfy reference by file (symbol)"."""
+    member: str
+    file: str | None
+    symbol: str
+
+    def to_json(self) -> dict:
+        return {"member": self.member, "file": self.file, "symbol": self.symbol}
+
+
+class SymbolInfo(NamedTuple):
+    """The winner for one name (a NamedTuple: one is built per global symbol)."""
+    binding: str        # global | weak | common | absolute | undefined | undefined-weak
+    file: str | None
+    size: int
+    section: str | None
+
+    def to_json(self) -> dict:
+        return {"binding": self.binding, "file": self.file, "size": self.size,
+                "section": self.section}
+
+
+@dataclass(frozen=True, slots=True)
+class WhyNot:
+    """A definition of SYM present in the inputs that did not win, and the reason."""
+    symbol: str
+    file: str
+    reason: str
+    detail: str
+
+    def to_json(self) -> dict:
+        return {"symbol": self.symbol, "file": self.file, "reason": self.reason,
+                "detail": self.detail}
+
+
+@dataclass(frozen=True)
+class LinkResult:
+    """Everything decided is computed by link(); the per-symbol table (one record per global
+    name, the bulk of the work on large links) is built on first access of `symbols`."""
+    ok: bool
+    errors: tuple[Diagnostic, ...]
+    warnings: tuple[Diagnostic, ...]
+    loaded: tuple[str, ...]
+    extracted: tuple[Extraction, ...]
+    symbol_table: Callable[[], dict[str, SymbolInfo]] = field(repr=False, compare=False,
+                                                               default=dict)
+    cref: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    trace: tuple[str, ...] = ()
+    why_not: tuple[WhyNot, ...] = ()
+
+    @cached_property
+    def symbols(self) -> dict[str, SymbolInfo]:
+        return self.symbol_table()
+
+    def to_json(self, extras: bool = False) -> dict:
+        out = {
+            "schema_version": SCHEMA_VERSION,
+            "flavor": "gnu",
+            "ok": self.ok,
+            "errors": [e.to_json() for e in self.errors],
+            "warnings": [w.to_json() for w in self.warnings],
+            "loaded": list(self.loaded),
+            "extracted": [x.to_json() for x in self.extracted],
+            "symbols": {k: v.to_json() for k, v in sorted(self.symbols.items())},
+        }
+        if extras and self.trace:
+            out["trace"] = list(self.trace)
+        if extras and self.why_not:
+            out["why_not"] = [w.to_json() for w in self.why_not]
+        return out
+
+    def dumps(self, extras: bool = False) -> str:
+        return json.dumps(self.to_json(extras), indent=2)
+
+    def table(self) -> str:
+        """Readable symbol table: one row per symbol, stable column headers."""
+        rows = [("SYMBOL", "BINDING", "FILE", "SIZE", "SECTION")]
+        for name, s in sorted(self.symbols.items()):
+            rows.append((name, s.binding, s.file or "-", str(s.size), s.section or "-"))
+        widths = [max(len(r[i]) for r in rows) for i in range(5)]
+        return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows)
+
+    def why_extract_lines(self) -> list[str]:
+        """The map table layout (ldmain.c add_archive_element): pad the member to 30 columns."""
+        out = []
+        for x in self.extracted:
+            pad = "\n" + " " * 30 if len(x.member) >= 29 else " " * (30 - len(x.member))
+            ref = f"{x.file} " if x.file else ""
+            out.append(f"{x.member}{pad}{ref}({x.symbol})")
+        return out

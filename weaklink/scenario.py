@@ -1,0 +1,127 @@
+"""Build link scenarios from C or assembly snippets with the cross toolchain, link them with
+the real arm-none-eabi-ld, and ask the model the same question — for users' link-order tests.
+
+    sc = Scenario(tmp_path)
+    sc.c("main.o", "extern int x; int _start(void) { return x; }")
+    sc.c("weak.o", "__attribute__((weak)) int x = 1;")
+    sc.c("strong.o", "int x = 5;")
+    sc.archive("libs.a", ["strong.o"])
+    args = ["-e", "_start", "main.o", "weak.o", "libs.a"]
+    sc.link(args).symbols["x"].file              # the model: 'weak.o' (blocked-by-weak)
+    sc.ld(args).map.archive_members              # the real ld agrees: () — nothing extracted
+
+Objects from `asm` carry no CPU attributes: link them with each other, not with `c` objects.
+"""
+from __future__ import annotations
+
+import re
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from weaklink import toolchain
+from weaklink.read.ldmap import LinkMap, parse_map_text
+from weaklink.resolve import link as model_link
+from weaklink.resolve.result import (MULTIPLE_DEFINITION, REQUIRED_UNDEFINED,
+                                     UNDEFINED_REFERENCE, LinkResult)
+
+_PREFIX = r"^(?:\S*ld(?:\.bfd)?: )?"
+_IN_FUNCTION = re.compile(_PREFIX + r"(.+?): in function `.*':$")
+_MORE = re.compile(_PREFIX + r"(?:(.+?):\(.*\): )?more undefined references to `([^']+)' follow")
+_REQUIRED = re.compile(_PREFIX + r"required symbol `([^']+)' not defined")
+_TRACE = re.compile(_PREFIX + r"(.+): (reference to|definition of) (\S+)$")
+
+
+@dataclass(frozen=True)
+class LdRun:
+    """What the real ld did: exit status, diagnostics as (kind, symbol, file), map, -y lines."""
+    returncode: int
+    stderr: str
+    errors: frozenset[tuple[str, str, str | None]]
+    map: LinkMap
+    trace: tuple[str, ...]
+    # (symbol, file) of "more undefined references to `x' follow": ld stops listing a symbol's
+    # sites after 5 in a row (ldmain.c MAX_ERRORS_IN_A_ROW), so later files go unnamed
+    more: frozenset[tuple[str, str | None]] = frozenset()
+
+    @property
+    def ok(self) -> bool:
+        return self.returncode == 0
+
+
+def parse_ld_stderr(text: str) -> tuple[frozenset, tuple[str, ...], frozenset]:
+    """ld's error lines → {(kind, symbol, file)}; -y lines → ("FILE: reference to SYM", ...);
+    and the (symbol, file) pairs of "more undefined references to `x' follow"."""
+    errors, trace, more, pending = set(), [], set(), None
+    for line in text.splitlines():
+        if m := _IN_FUNCTION.match(line):
+            pending = m.group(1)
+            continue
+        if m := _MORE.match(line):
+            more.add((m.group(2), m.group(1)))
+        elif m := _REQUIRED.match(line):
+            errors.add((REQUIRED_UNDEFINED, m.group(1), None))
+        elif "undefined reference to `" in line or "multiple definition of `" in line:
+            kind = UNDEFINED_REFERENCE if "undefined reference" in line else MULTIPLE_DEFINITION
+            sym = re.search(r"(?:undefined reference to|multiple definition of) `([^']+)'",
+                            line).group(1)
+            head = re.sub(_PREFIX, "", line.split(": undefined reference")[0]
+                          .split(": multiple definition")[0])
+            file = re.match(r"(.+?):\(", head)
+            if file:                     # later sites in the same function omit the file
+                pending = file.group(1)
+            errors.add((kind, sym, pending))
+        elif m := _TRACE.match(line):
+            trace.append(f"{m.group(1)}: {m.group(2)} {m.group(3)}")
+    return frozenset(errors), tuple(trace), frozenset(more)
+
+
+class Scenario:
+    """A scratch directory of objects and archives; paths in arguments are relative to it."""
+
+    def __init__(self, root: str | Path, cflags: tuple[str, ...] = ("-Os",)):
+        self.root = Path(root)
+        self.root.mkdir(parents=True, exist_ok=True)
+        self.cflags = cflags
+
+    def _check(self, done: toolchain.Completed, what: str) -> None:
+        if done.returncode != 0:
+            raise RuntimeError(f"{what} failed:\n{done.stderr}")
+
+    def asm(self, name: str, source: str) -> str:
+        """Assemble with plain `as` (no CPU attributes: do not mix with .c objects in one link,
+        ld rejects the attribute mismatch — a failure the model does not predict)."""
+        src = self.root / (name + ".s")
+        src.write_text(source + "\n")
+        self._check(toolchain.run("as", [src.name, "-o", name], cwd=self.root), f"as {name}")
+        return name
+
+    def c(self, name: str, source: str, *flags: str, cxx: bool = False) -> str:
+        src = self.root / (name + (".cpp" if cxx else ".c"))
+        src.write_text(source + "\n")
+        cc = "g++" if cxx else "gcc"
+        args = [*toolchain.CPU_FLAGS, *self.cflags, *flags, "-c", src.name, "-o", name]
+        self._check(toolchain.run(cc, args, cwd=self.root), f"{cc} {name}")
+        return name
+
+    def archive(self, name: str, members: list[str], thin: bool = False) -> str:
+        (self.root / name).unlink(missing_ok=True)
+        self._check(toolchain.run("ar", ["rcsT" if thin else "rcs", name, *members],
+                                  cwd=self.root), f"ar {name}")
+        return name
+
+    def link(self, args: list[str], **kw) -> LinkResult:
+        """The model's prediction for `arm-none-eabi-ld ARGS`."""
+        return model_link(args, cwd=str(self.root), **kw)
+
+    def ld(self, args: list[str], map_name: str = "out.map") -> LdRun:
+        """Run the real ld with -Map and --cref (output discarded); --no-demangle keeps the
+        map's names raw, as the model reports them."""
+        argv = [toolchain.tool("ld"), "-Map", map_name, "--cref", "--no-demangle",
+                "-o", "out.elf", *args]
+        proc = subprocess.run(argv, cwd=self.root, capture_output=True, text=True)
+        errors, trace, more = parse_ld_stderr(proc.stderr)
+        path = self.root / map_name
+        text = path.read_text() if path.exists() else ""
+        lmap = parse_map_text(text, str(path)) if text else LinkMap()   # empty: ld aborted
+        return LdRun(proc.returncode, proc.stderr, errors, lmap, trace, more)
