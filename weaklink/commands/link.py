@@ -8,8 +8,6 @@ from __future__ import annotations
 import argparse
 import sys
 
-from weaklink.resolve import link
-
 EPILOG = """Exit status: 0 the link would succeed, 1 it would fail, 2 bad input or usage.
 Everything after the options above is passed as ld's own command line, e.g.
   weaklink link --json -T app.ld main.o -L lib -lfoo --start-group liba.a libb.a --end-group
@@ -41,6 +39,8 @@ def _ld_args(args) -> list[str]:
 
 
 def run(args) -> int:
+    from weaklink.resolve import link
+
     result = link(_ld_args(args), trace=args.trace_symbol, why_not=args.why_not)
     if args.json:
         print(result.dumps(extras=bool(args.trace_symbol or args.why_not)))

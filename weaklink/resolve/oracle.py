@@ -8,17 +8,69 @@ use it. ld demangles C++ names in its messages and its map unless given --no-dem
 """
 from __future__ import annotations
 
+import re
+from dataclasses import dataclass
 from pathlib import Path
 
 from weaklink.demangle import demangle
 from weaklink.read.ldmap import LinkMap, parse_map
-from weaklink.resolve.result import UNDEFINED_REFERENCE, LinkResult
+from weaklink.resolve.result import (MULTIPLE_DEFINITION, REQUIRED_UNDEFINED,
+                                     UNDEFINED_REFERENCE, LinkResult)
+
+_PREFIX = r"^(?:\S*ld(?:\.bfd)?: )?"
+_IN_FUNCTION = re.compile(_PREFIX + r"(.+?): in function `.*':$")
+_MORE = re.compile(_PREFIX + r"(?:(.+?):\(.*\): )?more undefined references to `([^']+)' follow")
+_REQUIRED = re.compile(_PREFIX + r"required symbol `([^']+)' not defined")
+_TRACE = re.compile(_PREFIX + r"(.+): (reference to|definition of) (\S+)$")
+
+
+@dataclass(frozen=True)
+class LdRun:
+    """What the real ld did: exit status, diagnostics as (kind, symbol, file), map, -y lines."""
+    returncode: int
+    stderr: str
+    errors: frozenset[tuple[str, str, str | None]]
+    map: LinkMap
+    trace: tuple[str, ...]
+    # (symbol, file) of "more undefined references to `x' follow": ld stops listing a symbol's
+    # sites after 5 in a row (ldmain.c MAX_ERRORS_IN_A_ROW), so later files go unnamed
+    more: frozenset[tuple[str, str | None]] = frozenset()
+
+    @property
+    def ok(self) -> bool:
+        return self.returncode == 0
+
+
+def parse_ld_stderr(text: str) -> tuple[frozenset, tuple[str, ...], frozenset]:
+    """ld's error lines → {(kind, symbol, file)}; -y lines → ("FILE: reference to SYM", ...);
+    and the (symbol, file) pairs of "more undefined references to `x' follow"."""
+    errors, trace, more, pending = set(), [], set(), None
+    for line in text.splitlines():
+        if m := _IN_FUNCTION.match(line):
+            pending = m.group(1)
+            continue
+        if m := _MORE.match(line):
+            more.add((m.group(2), m.group(1)))
+        elif m := _REQUIRED.match(line):
+            errors.add((REQUIRED_UNDEFINED, m.group(1), None))
+        elif "undefined reference to `" in line or "multiple definition of `" in line:
+            kind = UNDEFINED_REFERENCE if "undefined reference" in line else MULTIPLE_DEFINITION
+            sym = re.search(r"(?:undefined reference to|multiple definition of) `([^']+)'",
+                            line).group(1)
+            head = re.sub(_PREFIX, "", line.split(": undefined reference")[0]
+                          .split(": multiple definition")[0])
+            file = re.match(r"(.+?):\(", head)
+            if file:                     # later sites in the same function omit the file
+                pending = file.group(1)
+            errors.add((kind, sym, pending))
+        elif m := _TRACE.match(line):
+            trace.append(f"{m.group(1)}: {m.group(2)} {m.group(3)}")
+    return frozenset(errors), tuple(trace), frozenset(more)
+
 
 
 def recorded_run(returncode: int, stderr: str, map_path: str | Path | None):
     """An LdRun from a link that already happened (its exit status, stderr and map file)."""
-    from weaklink.scenario import LdRun, parse_ld_stderr
-
     errors, trace, more = parse_ld_stderr(stderr)
     path = Path(map_path) if map_path else None
     lmap = parse_map(path) if path is not None and path.exists() and path.stat().st_size else LinkMap()
