@@ -136,7 +136,7 @@ def main() -> int:
           f"only)  ratio {lean_s / nm_s:5.2f} x")
     print(f"analyze() + to_json() in process {model_s:5.3f} s  (no interpreter start-up)")
     print(f"start-up alone (--help)        {start_s:7.3f} s  (python, numpy, weaklink package)")
-    print(f"goal: ratio <= 1.00")
+    print("goal: ratio <= 1.00")
     print(f"{len(queried)} queried symbols, DWARF attribution   {dwarf_s:7.3f} s  (lean entry)")
     print(f"{len(queried)} queried symbols, --map attribution   {attr_s:7.3f} s  (lean entry; "
           f"includes parsing the {elf.with_suffix('.map').stat().st_size} byte map)")

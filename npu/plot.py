@@ -1,7 +1,6 @@
 """``npu run --plot``: a timeline of kernel operations and DMA, one lane per AXI port."""
 from __future__ import annotations
 
-import textwrap
 from pathlib import Path
 
 from npu.report import RunResult

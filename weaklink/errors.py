@@ -23,6 +23,21 @@ class InputError(Exception):
         return f"{where}{self.what}{at}"
 
 
+def read_input(path: str | Path, *, name: str | None = None, text: bool = False,
+               what: str = "file") -> bytes | str:
+    """The contents of an input file, or one InputError saying why it cannot be read."""
+    shown = name or str(path)
+    try:
+        p = Path(path)
+        return p.read_text(errors="replace") if text else p.read_bytes()
+    except FileNotFoundError:
+        raise InputError(shown, "no such file") from None
+    except IsADirectoryError:
+        raise InputError(shown, f"is a directory, expected a {what}") from None
+    except OSError as exc:
+        raise InputError(shown, f"cannot read {what}: {exc.strerror}") from None
+
+
 class UsageError(Exception):
     """A command line that cannot be acted on (unknown option, missing argument)."""
 

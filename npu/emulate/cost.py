@@ -69,7 +69,7 @@ def mem2mem_cycles(acc: Accelerator, src: Memory, dst: Memory, size: int) -> int
 
 def burst_bytes(is_read: bool, mem: Memory, fm: FeatureMap, block, elements: int) -> int:
     """Bytes the bus moves for `elements`, scaled by how short the bursts are."""
-    bits, (h, w, c) = fm.bits, fm.shape
+    bits, (_, w, c) = fm.bits, fm.shape
     bh, bw, bc = block
     burst = 8
     if fm.nhcwb16:

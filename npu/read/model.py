@@ -16,6 +16,7 @@ import numpy as np
 
 from npu.decode import Command, command_table, decode_stream
 from npu.errors import InputError
+from weaklink.errors import read_input
 from npu.hw import commands_for_product
 from npu.read.blob import VelaIO, is_blob, read_blob
 from npu.read.cop1 import Cop1Payload, parse_cop1
@@ -87,10 +88,7 @@ def load_model(source: str | Path | bytes, path: str | Path | None = None) -> Mo
     """Load a compiled network from a path or from bytes; bad input raises InputError."""
     if isinstance(source, (str, Path)):
         path = str(source)
-        try:
-            data = Path(source).read_bytes()
-        except OSError as e:
-            raise InputError(path, f"cannot read: {e.strerror}") from None
+        data = read_input(source, what="model file")
     else:
         data = bytes(source)
     sizes, ios = {}, ((), ())

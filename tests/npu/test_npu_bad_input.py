@@ -67,7 +67,7 @@ def test_missing_file_and_unknown_config(u85_tiny, capsys):
     assert main(["run", str(u85_tiny.blob), "--accelerator", "ethos-u85-256", "--system-config", "Nope",
                  "--memory-mode", "Sram_Only"]) == 2
     err = capsys.readouterr().err.splitlines()
-    assert "cannot read" in err[0] and "no [System_Config.Nope]" in err[1]
+    assert "no such file" in err[0] and "no [System_Config.Nope]" in err[1]
 
 
 def test_no_traceback_from_the_console_script(tmp_path):

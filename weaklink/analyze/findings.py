@@ -85,7 +85,6 @@ def near_misses(table) -> list[Finding]:
     if not len(weak):
         return []
     mangled = table.mangled_rows                        # sorted .symtab-order rows
-    tails = table.mangled_tails
     is_mangled = np.zeros(len(c), bool)
     is_mangled[mangled] = True
     weak_plain = weak[~is_mangled[weak]]

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from weaklink.errors import InputError
+from weaklink.errors import InputError, read_input
 
 AR_MAGIC = b"!<arch>\n"
 THIN_MAGIC = b"!<thin>\n"
@@ -67,13 +67,7 @@ class Archive:
 
     @classmethod
     def from_path(cls, path: str | Path, name: str | None = None) -> "Archive":
-        try:
-            data = Path(path).read_bytes()
-        except FileNotFoundError:
-            raise InputError(name or path, "no such file") from None
-        except OSError as exc:
-            raise InputError(name or path, f"cannot read: {exc.strerror}") from None
-        return cls(data, name or str(path))
+        return cls(read_input(path, name=name), name or str(path))
 
     # -- headers ------------------------------------------------------------------------------
     def _header(self, offset: int) -> tuple[str, int]:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
-from weaklink.errors import InputError
+from weaklink.errors import InputError, read_input
 from weaklink.read import elfstructs as S
 
 
@@ -32,15 +32,7 @@ class ElfFile:
 
     @classmethod
     def from_path(cls, path: str | Path, *, machine: int | None = S.EM_ARM) -> "ElfFile":
-        try:
-            data = Path(path).read_bytes()
-        except FileNotFoundError:
-            raise InputError(path, "no such file") from None
-        except IsADirectoryError:
-            raise InputError(path, "is a directory, expected an ELF file") from None
-        except OSError as exc:
-            raise InputError(path, f"cannot read: {exc.strerror}") from None
-        return cls(data, str(path), machine=machine)
+        return cls(read_input(path, what="ELF file"), str(path), machine=machine)
 
     # -- header and tables -------------------------------------------------------------------
     def _fail(self, what: str, offset: int | None = None):

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from weaklink.errors import InputError
+from weaklink.errors import InputError, read_input
 
 ARCHIVE_HEADER = "Archive member included to satisfy reference by file (symbol)"
 COMMON_HEADER = "Allocating common symbols"
@@ -212,10 +212,4 @@ def parse_map_text(text: str, path: str = "<map>") -> LinkMap:
 
 
 def parse_map(path: str | Path) -> LinkMap:
-    try:
-        text = Path(path).read_text(errors="replace")
-    except FileNotFoundError:
-        raise InputError(path, "no such file") from None
-    except OSError as exc:
-        raise InputError(path, f"cannot read: {exc.strerror}") from None
-    return parse_map_text(text, str(path))
+    return parse_map_text(read_input(path, text=True, what="map file"), str(path))

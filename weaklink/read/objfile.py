@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from weaklink.errors import InputError
+from weaklink.errors import InputError, read_input
 from weaklink.read import elfstructs as S
 from weaklink.read.elf import ElfFile
 
@@ -146,13 +146,7 @@ class ObjectFile:
 
     @classmethod
     def from_path(cls, path: str | Path, name: str | None = None) -> "ObjectFile":
-        try:
-            data = Path(path).read_bytes()
-        except FileNotFoundError:
-            raise InputError(name or path, "no such file") from None
-        except OSError as exc:
-            raise InputError(name or path, f"cannot read: {exc.strerror}") from None
-        return cls.from_bytes(data, name or str(path))
+        return cls.from_bytes(read_input(path, name=name), name or str(path))
 
     @cached_property
     def by_name(self) -> dict[str, int]:

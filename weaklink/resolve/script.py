@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from weaklink.errors import InputError
+from weaklink.errors import read_input
 
 _COMMENT = re.compile(r"/\*.*?\*/", re.S)
 _ENTRY = re.compile(r"\bENTRY\s*\(\s*([^\s()]+)\s*\)")
@@ -37,12 +37,7 @@ class ScriptSymbols:
 
 
 def read_script(path: str | Path) -> ScriptSymbols:
-    try:
-        text = Path(path).read_text(errors="replace")
-    except FileNotFoundError:
-        raise InputError(path, "cannot open linker script file: no such file") from None
-    except OSError as exc:
-        raise InputError(path, f"cannot read linker script: {exc.strerror}") from None
+    text = read_input(path, text=True, what="linker script file")
     return parse_script(text)
 
 
