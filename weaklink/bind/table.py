@@ -14,7 +14,9 @@ from npu.read.blob import BLOCK_HEAD, FOOTER, HEADER, VelaBlob, read_blob
 from weaklink.bind.binding import Binding, RegionRule
 from weaklink.errors import InputError
 from weaklink.read import elfstructs as S
+from weaklink.analyze.values import initial_value
 from weaklink.read.elf import ElfFile
+from weaklink.read.image import Image
 
 # Maps a symbol name to the files that mention it (definition first), as in ld's --cref table.
 References = Callable[[str], "list[str] | None"]
@@ -58,43 +60,40 @@ class BaseAddressTable:
 
 
 class ImageSymbols:
-    """Name → defined global symbol of a linked image, and initial contents by address."""
+    """The bind step's view of a linked image (weaklink.read.image.Image): defined globals by
+    name, their reset values, and initial bytes by run-time address."""
 
     def __init__(self, elf: ElfFile):
         self.elf = elf
-        syms = elf.symbols
-        bind = syms["st_info"] >> 4
-        defined = (syms["st_shndx"] != S.SHN_UNDEF) & ((bind == S.STB_GLOBAL) | (bind == S.STB_WEAK))
-        idx = defined.nonzero()[0]
-        self._index = dict(zip(elf.symbol_names(idx), idx.tolist()))
+        self.image = Image(elf)
+
+    def _symbol(self, name: str):
+        hits = [s for s in self.image.lookup(name) if s.binding in (S.STB_GLOBAL, S.STB_WEAK)]
+        return hits[0] if hits else None
 
     def lookup(self, name: str) -> SymbolFact | None:
-        i = self._index.get(name)
-        if i is None:
+        sym = self._symbol(name)
+        if sym is None:
             return None
-        sym = self.elf.symbols[i]
-        shndx = int(sym["st_shndx"])
-        section = self.elf.section_name(shndx) if 0 < shndx < len(self.elf.sections) else None
-        binding = S.BINDING_NAMES[int(sym["st_info"]) >> 4]
-        return SymbolFact(name, int(sym["st_value"]), int(sym["st_size"]), binding, section)
+        return SymbolFact(name, sym.address, sym.size, S.BINDING_NAMES[sym.binding],
+                          self.image.section_name(sym.shndx))
+
+    def word(self, fact: SymbolFact) -> int | None:
+        """The reset value of a pointer- or size-like variable."""
+        sym = self._symbol(fact.name)
+        return initial_value(self.image, sym) if sym is not None else None
 
     def read(self, address: int, size: int, *, clip: bool = False) -> bytes | None:
         """Initial bytes at a run-time address: the section's file bytes, zeros for NOBITS.
         None when no section holds them all; with `clip`, up to the section's end."""
-        sh = self.elf.sections
-        start, end = sh["sh_addr"].astype("i8"), sh["sh_addr"].astype("i8") + sh["sh_size"]
-        hit = ((sh["sh_flags"] & S.SHF_ALLOC) != 0) & (start <= address) & \
-              ((end > address) if clip else (end >= address + size))
-        found = hit.nonzero()[0]
-        if not found.size:
+        i = self.image.section_at(address)
+        if i is None:
             return None
-        i = int(found[0])
-        off = address - int(start[i])
+        sh = self.elf.sections[i]
+        off = address - int(sh["sh_addr"])
+        if not clip and off + size > int(sh["sh_size"]):
+            return None
         return self.elf.section_bytes(i)[off:off + size]
-
-    def word(self, fact: SymbolFact) -> int | None:
-        raw = self.read(fact.address, min(fact.size or 4, 8))
-        return int.from_bytes(raw, "little") if raw else None
 
 
 def _blob_at(image: ImageSymbols, address: int, limit: int) -> tuple[bytes, dict[str, int]]:
