@@ -23,7 +23,7 @@ IGNORED_FLAGS = frozenset("""
 --no-warn-execstack --warn-execstack --relax --no-relax --sort-common --no-enum-size-warning
 --no-wchar-size-warning --check-sections --no-check-sections --stats --as-needed
 --no-as-needed --eh-frame-hdr --build-id -q --emit-relocs --print-map-discarded
---no-print-map-discarded --demangle --no-demangle --warn-once --fix-cortex-m3-ldrd
+--no-print-map-discarded --warn-once --fix-cortex-m3-ldrd
 --no-fix-cortex-m3-ldrd -N -n --omagic --nmagic --no-omagic --use-blx --pic-veneer
 --long-plt --no-apply-dynamic-relocs --fatal-warnings --no-fatal-warnings --warn-section-align
 --no-undefined-version --undefined-version --enable-non-contiguous-regions --no-dynamic-linker
@@ -77,6 +77,7 @@ class LinkOptions:
     trace: tuple[str, ...] = ()
     nostdlib: bool = False
     gc_sections: bool = False   # accepted; resolution and extraction happen before GC
+    demangle: bool = True       # ld prints C++ names demangled unless --no-demangle
 
 
 @dataclass
@@ -92,6 +93,7 @@ class _State:
     muldefs: bool = False
     nostdlib: bool = False
     gc_sections: bool = False
+    demangle: bool = True
 
 
 def _split(arg: str, args: list[str], i: int, names: tuple[str, ...]) -> tuple[str | None, int]:
@@ -169,6 +171,10 @@ def _flag(st: _State, arg: str) -> bool:
         st.nostdlib = True
     elif arg in ("--gc-sections", "-gc-sections"):
         st.gc_sections = True
+    elif arg == "--demangle" or arg.startswith("--demangle="):
+        st.demangle = True
+    elif arg == "--no-demangle":
+        st.demangle = False
     elif arg in IGNORED_FLAGS or norm in IGNORED_FLAGS:
         pass
     else:
@@ -219,4 +225,4 @@ def parse(args: list[str]) -> LinkOptions:
         raise UsageError("--start-group without --end-group")
     return LinkOptions(tuple(st.stack[0]), tuple(st.undefined), st.entry, tuple(st.require),
                        st.muldefs, tuple(st.dirs), tuple(st.scripts), tuple(st.trace),
-                       st.nostdlib, st.gc_sections)
+                       st.nostdlib, st.gc_sections, st.demangle)

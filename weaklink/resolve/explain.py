@@ -18,33 +18,12 @@ Reasons (keys are stable, for JSON):
 """
 from __future__ import annotations
 
-import functools
-import shutil
-import subprocess
 
+from weaklink.demangle import demangle, unqualified
 from weaklink.read.objfile import K_COMMON, K_UNDEF
 from weaklink.resolve import rules as R
 from weaklink.resolve.driver import LinkState
 from weaklink.resolve.result import WhyNot
-
-
-@functools.lru_cache(maxsize=4096)
-def demangle(name: str) -> str:
-    try:
-        import cxxfilt
-        return cxxfilt.demangle(name)
-    except Exception:
-        tool = shutil.which("arm-none-eabi-c++filt")
-        if tool is None:
-            return name
-        return subprocess.run([tool, name], capture_output=True, text=True).stdout.strip() or name
-
-
-def unqualified(name: str) -> str:
-    """`cfg::level` -> `level`; `ns::f(int)` -> `f`."""
-    base = demangle(name) if name.startswith("_Z") else name
-    base = base.split("(", 1)[0]
-    return base.rsplit("::", 1)[-1]
 
 
 def _state_at(sym: R.Sym, seq: int) -> tuple[int, int]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import gc
 
+from weaklink.demangle import demangle
 from weaklink.read.objfile import K_UNDEF
 from weaklink.resolve import rules as R
 from weaklink.resolve.driver import LinkState
@@ -72,12 +73,17 @@ def symbols(s: LinkState) -> dict[str, SymbolInfo]:
     return out
 
 
+def _shown(s: LinkState, name: str) -> str:
+    """A name as ld prints it in a message: demangled, unless --no-demangle was given."""
+    return demangle(name) if s.opts.demangle else name
+
+
 def multiple_definitions(s: LinkState) -> list[Diagnostic]:
     """ldmain.c multiple_definition: reported at the later definition; an absolute first
     definition gets no "first defined here"."""
     out = []
     for name, fid, first, first_abs in s.table.multiple:
-        msg = f"multiple definition of `{name}'"
+        msg = f"multiple definition of `{_shown(s, name)}'"
         if first >= 0 and not first_abs:
             msg += f"; {s.files[first]}: first defined here"
         out.append(Diagnostic(MULTIPLE_DEFINITION, name, s.files[fid], msg))
@@ -89,7 +95,7 @@ def required_undefined(s: LinkState) -> list[Diagnostic]:
     for name in dict.fromkeys(s.opts.require_defined):
         if s.table.syms[name].state not in _DEFINED:
             out.append(Diagnostic(REQUIRED_UNDEFINED, name, None,
-                                  f"required symbol `{name}' not defined"))
+                                  f"required symbol `{_shown(s, name)}' not defined"))
     return out
 
 
@@ -107,7 +113,8 @@ def undefined_references(s: LinkState) -> list[Diagnostic]:
         if not cand:
             continue
         used = obj.relocated_names(dead)
-        out += [Diagnostic(UNDEFINED_REFERENCE, n, s.files[fid], f"undefined reference to `{n}'")
+        out += [Diagnostic(UNDEFINED_REFERENCE, n, s.files[fid],
+                           f"undefined reference to `{_shown(s, n)}'")
                 for n in cand if n in used]
     return out
 
