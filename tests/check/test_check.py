@@ -131,3 +131,20 @@ def test_plot_writes_a_png(firmware, tmp_path, variant):
     plot(_check(firmware[variant]), path)
     data = path.read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 20_000
+
+
+def test_model_option_overrides_the_embedded_blob(firmware, tmp_path):
+    npz = fixtures.model_blob("u85").with_suffix("") / f"{fixtures.FIXTURE_NETWORK}_vela.npz"
+    outcome = firmware["weak-example-u85"]
+    assert _check(outcome, model_path=npz).verdict == "ok"
+    # An image without the blob: the stream comes from --model, the weights' base is unknown (0).
+    data = bytearray(outcome.elf.read_bytes())
+    at = data.find(b"vela_bin_stream\0\0\0\0\0")
+    data[at:at + 15] = b"x" * 15
+    bare = tmp_path / "bare.elf"
+    bare.write_bytes(bytes(data))
+    t = outcome.target
+    report = check(bare, accelerator=t.accelerator, system_config=t.system_config,
+                   memory_mode=t.memory_mode, model_path=npz)
+    assert report.table.base(0).address == 0 and "unknown" in report.table.base(0).note
+    assert report.verdict == "hang" and "region 0" in report.run.diagnosis

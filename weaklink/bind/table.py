@@ -180,22 +180,35 @@ def _symbol_base(image: ImageSymbols, rule: RegionRule) -> BoundBase:
                      f"{', '.join(rule.symbols)} is defined in the image")
 
 
-def resolve_bases(elf: ElfFile, binding: Binding, references: References | None = None
-                  ) -> BaseAddressTable:
-    """Compute the base-address table. `references` (from a map's --cref table, or DWARF) lets
-    a pointer rule tell a symbol the backend reads from one it never mentions."""
+def resolve_bases(elf: ElfFile, binding: Binding, references: References | None = None,
+                  *, require_model: bool = True) -> BaseAddressTable:
+    """Compute the base-address table. `references` (DWARF) lets a pointer rule tell a symbol
+    the backend reads from one it never mentions. With `require_model=False` (the model comes
+    from elsewhere) an image without an embedded blob gets region 0 = 0, said in its note."""
     image = ImageSymbols(elf)
-    address, raw, payload = find_model(image, binding)
-    blob = read_blob(raw, f"{elf.name}@{address:#x}")
+    try:
+        address, raw, payload = find_model(image, binding)
+    except InputError:
+        if require_model:
+            raise
+        address, raw, payload = 0, b"", {}
+    blob = read_blob(raw, f"{elf.name}@{address:#x}") if raw else None
     bases = []
     for rule in binding.regions:
         if rule.source == "model-weights":
-            bases.append(BoundBase(rule.index, rule.name, address + payload["weight_data"],
-                                   len(blob.weight_data), None, None,
-                                   f"weight_data of the model blob at {address:#x}"))
+            bases.append(_weights_base(rule, address, payload, blob))
         elif rule.source == "symbol":
             bases.append(_symbol_base(image, rule))
         else:
             bases.append(_pointer_base(image, rule, references))
     return BaseAddressTable(binding.name, address, blob, tuple(bases), raw,
-                            address + payload["cmd_data"])
+                            address + payload.get("cmd_data", 0) if raw else 0)
+
+
+def _weights_base(rule: RegionRule, address: int, payload: dict, blob) -> BoundBase:
+    if blob is None:
+        return BoundBase(rule.index, rule.name, 0, 0, None, None,
+                         "no vela_bin_stream blob in the image: the weights' address is unknown")
+    return BoundBase(rule.index, rule.name, address + payload["weight_data"],
+                     len(blob.weight_data), None, None,
+                     f"weight_data of the model blob at {address:#x}")

@@ -50,7 +50,7 @@ def check(elf_path: str | Path, *, accelerator: str, system_config: str, memory_
 
     # 2-3. model and base-address table
     override = npu.load_model(model_path) if model_path else None
-    table = resolve_bases(elf, rules, from_dwarf(elf_path))
+    table = resolve_bases(elf, rules, from_dwarf(elf_path), require_model=override is None)
     model = override or npu.load_model(table.model_bytes, f"{elf_path}:vela_bin_stream")
     table = _attributed(table, analysis)
 
