@@ -84,7 +84,7 @@ def command_table(filename: str) -> CommandTable:
     return CommandTable(tomllib.loads((DATA / filename).read_text()))
 
 
-def decode_stream(stream: bytes, table: CommandTable, path=None, file_offset: int = 0) -> list[Command]:
+def decode_stream(stream: bytes, table: CommandTable, path=None) -> list[Command]:
     """Decode every command up to and including NPU_OP_STOP.
 
     Raises InputError (offset counted in the stream, as in Vela's listing) for an unknown

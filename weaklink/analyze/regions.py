@@ -14,7 +14,6 @@ import numpy as np
 
 from weaklink.errors import InputError
 
-BOARDS = ("corstone-300", "corstone-320")
 # ld prints the catch-all region it uses for sections without `> REGION` (ldlang.c).
 LD_DEFAULT_REGION = "*default*"
 
