@@ -40,6 +40,9 @@ Public API
     ``exit_code``, ``to_json()`` (issue-5 contract, schema_version 1), ``dumps()``,
     ``to_table()``.
 
+``region_needs(model, accelerator) -> {region: bytes}``
+    How far into each region the stream reaches (the size a caller's base must cover).
+
 ``Base``, ``InputError`` and ``plot_timeline(result, path)`` (in ``npu.plot``) complete it.
 
 Example (the U85 Dedicated_Sram_384KB fixture with the fast scratch left at 0)::
@@ -53,7 +56,7 @@ Example (the U85 Dedicated_Sram_384KB fixture with the fast scratch left at 0)::
 Hardware data: ``npu/data/{accelerators,regioncfg,soc}.toml``, ``vela.ini`` and the command
 tables generated from Vela's C++ headers by ``npu/tools/extract_interface.py``.
 """
-from npu.api import Base, Model, RunResult, load_model, run
+from npu.api import Base, Model, RunResult, load_model, region_needs, run
 from npu.errors import InputError
 
-__all__ = ["Base", "InputError", "Model", "RunResult", "load_model", "run"]
+__all__ = ["Base", "InputError", "Model", "RunResult", "load_model", "region_needs", "run"]

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from npu.driver import Base, invoke_checks
 from npu.emulate.engine import DEFAULT_BUDGET, Execution, RegionBinding, execute
-from npu.emulate.ops import operations
+from npu.emulate.ops import op_accesses, operations
 from npu.hw import load_vela_ini
 from npu.hw import accelerator as _accel
 from npu.read.model import Model, load_model
@@ -19,7 +19,7 @@ from npu.errors import InputError
 from npu.soc import (NUM_REGIONS, default_placements, default_soc, load_soc, region_port, stream_port,
                      unreachable_reason)
 
-__all__ = ["Base", "Model", "RunResult", "load_model", "run"]
+__all__ = ["Base", "Model", "RunResult", "load_model", "region_needs", "run"]
 
 
 def _default_bases(model, soc, sysconf, mode) -> list[Base]:
@@ -136,3 +136,16 @@ def run(model: Model | str | Path | bytes, *, accelerator: str, system_config: s
                      reports, cycles, pmu, traffic, tuple(ops), execution.total / sysconf.core_clock,
                      sysconf.core_clock, tuple(timeline), tuple(region_traffic))
 
+
+
+def region_needs(model: Model | str | Path | bytes, accelerator: str) -> dict[int, int]:
+    """Bytes the command stream addresses in each region: the end of its furthest access.
+    The blob does not carry Vela's fast-scratch size (research brief §5e); this is what a
+    caller must provide as that region's size for the stream to stay in bounds."""
+    model = model if isinstance(model, Model) else load_model(model)
+    acc = _accel(accelerator)
+    needs: dict[int, int] = {}
+    for op in operations(model.commands, acc.microblocks, acc.weight_overfetch):
+        for a in op_accesses(op):
+            needs[a.region] = max(needs.get(a.region, 0), a.offset + a.length - a.slack)
+    return needs

@@ -227,3 +227,12 @@ def operations(commands, microblocks=None, weight_overfetch: int = 0) -> list:
         elif name == "NPU_OP_STOP":
             out.append(Stop(cmd.offset))
     return out
+
+
+def op_accesses(op) -> tuple[Access, ...]:
+    """The ranges one replayed operation touches (none for waits and stop)."""
+    if isinstance(op, KernelOp):
+        return op.accesses
+    if isinstance(op, DmaOp):
+        return tuple(a for a in (op.src, op.dst) if a is not None)
+    return ()

@@ -24,7 +24,7 @@ from weaklink.bind import load_binding, resolve_bases
 from weaklink.bind.references import from_dwarf
 from weaklink.bind.table import BoundBase
 from weaklink.check.report import CheckReport, FastScratch
-from weaklink.check.static import fast_scratch_findings, region_needs
+from weaklink.check.static import fast_scratch_findings
 from weaklink.read.elf import ElfFile
 
 FAST_SCRATCH_REGION = 2
@@ -55,7 +55,7 @@ def check(elf_path: str | Path, *, accelerator: str, system_config: str, memory_
     table = _attributed(table, analysis)
 
     # 4. static findings
-    needs = region_needs(model, acc.microblocks, acc.weight_overfetch)
+    needs = npu.region_needs(model, accelerator)
     findings += fast_scratch_findings(table, FAST_SCRATCH_REGION, needs, board, memory_mode)
 
     # 5. emulate with the resolved bases

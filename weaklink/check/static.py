@@ -14,7 +14,6 @@ Rule ids are part of the JSON contract: never rename them. The firmware-analysis
 """
 from __future__ import annotations
 
-from npu.emulate.ops import DmaOp, KernelOp, operations
 from npu.soc import Soc, region_port, unreachable_reason
 from weaklink.analyze.findings import Finding
 from weaklink.bind.table import BaseAddressTable, BoundBase
@@ -22,22 +21,6 @@ from weaklink.bind.table import BaseAddressTable, BoundBase
 FAST_SCRATCH_NULL = "fast-scratch-null"
 FAST_SCRATCH_TOO_SMALL = "fast-scratch-too-small"
 FAST_SCRATCH_UNREACHABLE = "fast-scratch-unreachable"
-
-
-def region_needs(model, microblocks=None, weight_overfetch: int = 0) -> dict[int, int]:
-    """Bytes the command stream addresses in each region: the end of its furthest access."""
-    needs: dict[int, int] = {}
-    for op in operations(model.commands, microblocks, weight_overfetch):
-        if isinstance(op, KernelOp):
-            accesses = op.accesses
-        elif isinstance(op, DmaOp):
-            accesses = tuple(a for a in (op.src, op.dst) if a is not None)
-        else:
-            continue
-        for a in accesses:
-            end = a.offset + a.length - a.slack
-            needs[a.region] = max(needs.get(a.region, 0), end)
-    return needs
 
 
 def _who(base: BoundBase) -> str:
