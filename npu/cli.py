@@ -10,6 +10,7 @@ from npu.api import run
 from npu.driver import Base
 from npu.emulate.engine import DEFAULT_BUDGET
 from npu.errors import InputError
+from weaklink.errors import exit_status
 from npu.hw import accelerator_names
 from npu.read.model import load_model
 from npu.soc import NUM_REGIONS, soc_names
@@ -88,13 +89,7 @@ def _run(args) -> int:
 
 def main(argv=None) -> int:
     args = _parser().parse_args(argv)
-    try:
-        return _decode(args) if args.command == "decode" else _run(args)
-    except InputError as e:
-        print(f"npu: error: {e}", file=sys.stderr)
-        return 2
-    except BrokenPipeError:
-        return 0
+    return exit_status("npu", lambda: _decode(args) if args.command == "decode" else _run(args))
 
 
 if __name__ == "__main__":

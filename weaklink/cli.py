@@ -10,7 +10,7 @@ import argparse
 import importlib
 import sys
 
-from weaklink.errors import InputError, ToolchainMissing, UsageError
+from weaklink.errors import exit_status
 
 # Subcommand modules, in the order of the data flow.
 COMMANDS = (
@@ -41,13 +41,7 @@ def main(argv: list[str] | None = None, commands=COMMANDS) -> int:
     if extra and not getattr(args, "accepts_extra", False):
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
     args.extra = extra
-    try:
-        return args.run(args)
-    except (InputError, UsageError, ToolchainMissing) as exc:
-        print(f"weaklink: error: {exc}", file=sys.stderr)
-        return 2
-    except BrokenPipeError:
-        return 0
+    return exit_status("weaklink", lambda: args.run(args))
 
 
 if __name__ == "__main__":

@@ -5,7 +5,9 @@ Every reader raises InputError; the CLIs turn it into a single line
 """
 from __future__ import annotations
 
+import sys
 from pathlib import Path
+from typing import Callable
 
 
 class InputError(Exception):
@@ -44,3 +46,15 @@ class UsageError(Exception):
 
 class ToolchainMissing(Exception):
     """The arm-none-eabi cross toolchain (or another external tool) is not installed."""
+
+
+def exit_status(prog: str, action: Callable[[], int]) -> int:
+    """Run a command's action: bad input or usage becomes one `PROG: error: …` line and exit
+    status 2, never a traceback; a closed pipe (`| head`) is not an error."""
+    try:
+        return action()
+    except (InputError, UsageError, ToolchainMissing) as exc:
+        print(f"{prog}: error: {exc}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:
+        return 0
