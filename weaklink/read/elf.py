@@ -106,16 +106,17 @@ class ElfFile:
     def _shstrtab(self) -> bytes:
         return self.section_bytes(self._shstrndx) if len(self.sections) else b""
 
-    def _cstring(self, table: bytes, offset: int, what: str, where: int) -> str:
-        if offset >= len(table) and offset != 0:
-            self._fail(f"{what} name offset {offset} out of range (string table has "
-                       f"{len(table)} bytes)", where)
-        end = table.find(b"\0", offset)
-        return table[offset:end if end >= 0 else len(table)].decode("utf-8", "replace")
+    @cached_property
+    def _sh_name_offsets(self) -> list[int]:
+        return self.sections["sh_name"].tolist()
 
     def section_name(self, index: int) -> str:
-        return self._cstring(self._shstrtab, int(self.sections[index]["sh_name"]),
-                             f"section {index}", int(self.header["e_shoff"]) + index * S.SHDR.itemsize)
+        table, offset = self._shstrtab, self._sh_name_offsets[index]
+        if offset >= len(table) and offset != 0:
+            self._fail(f"section {index} name offset {offset} out of range (string table has "
+                       f"{len(table)} bytes)", int(self.header["e_shoff"]) + index * S.SHDR.itemsize)
+        end = table.find(b"\0", offset)
+        return table[offset:end if end >= 0 else len(table)].decode("utf-8", "replace")
 
     @cached_property
     def section_names(self) -> list[str]:
