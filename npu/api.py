@@ -134,7 +134,7 @@ def run(model: Model | str | Path | bytes, *, accelerator: str, system_config: s
                     for b in bindings.values())
     return RunResult(execution.status, execution.diagnosis, acc.name, sysconf.name, mode.name, board.name,
                      reports, cycles, pmu, traffic, tuple(ops), execution.total / sysconf.core_clock,
-                     sysconf.core_clock, tuple(timeline), tuple(region_traffic))
+                     sysconf.core_clock, tuple(timeline), tuple(region_traffic), execution.fault_region)
 
 
 

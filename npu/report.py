@@ -51,6 +51,7 @@ class RunResult:
     core_clock: float = 0.0
     timeline: tuple[dict, ...] = field(default_factory=tuple)   # for --plot: op, start, end, ports
     region_traffic: tuple[dict, ...] = field(default_factory=tuple)  # per region: feature maps, weights, scales, DMA
+    fault_region: int | None = None               # the region whose access hung or overran
 
     @property
     def exit_code(self) -> int:

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 from npu.emulate.cost import (DMA, OpCost, ao_cycles_per_element, chained_access, compute_cycles, ifm_shares,
                               mem2mem_cycles, op_cost)
-from npu.emulate.ops import Access, DmaOp, KernelOp, Stop, Wait
+from npu.emulate.ops import Access, DmaOp, KernelOp, Stop, Wait, op_accesses
 from npu.hw import Accelerator, Memory
 from npu.soc import Soc, SocMemory, unreachable_reason
 
@@ -54,6 +54,7 @@ class Execution:
     status: str = "ok"
     diagnosis: str | None = None
     total: int = 0
+    fault_region: int | None = None     # the region of the access that hung or overran
     records: list[OpRecord] = field(default_factory=list)
 
 
@@ -139,11 +140,11 @@ def execute(ops: list, acc: Accelerator, soc: Soc, bindings: dict[int, RegionBin
             timeline.wait(op)
             continue
         name = op.op if isinstance(op, KernelOp) else "DMA"
-        accesses = op.accesses if isinstance(op, KernelOp) else [a for a in (op.src, op.dst) if a]
-        for access in accesses:
+        for access in op_accesses(op):
             failure = check_access(soc, bindings, access, op.offset, name)
             if failure:
                 run.status, run.diagnosis = failure
+                run.fault_region = access.region
                 run.total = timeline.end            # what was issued before it still completes
                 if failure[0] == "hang":
                     run.diagnosis += (f" (stalled from cycle {timeline.t_cmd}; stopped at the cycle budget "

@@ -6,14 +6,12 @@ The JSON holds one demo row's fields for the image (`fast_scratch`, `npu`, `cycl
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
 from weaklink.analyze.findings import SEVERITIES, Finding
 from weaklink.bind.table import BaseAddressTable, BoundBase
 
 SCHEMA_VERSION = 1
-_FAULT_REGION = re.compile(r"region (\d+) \(base")
 
 
 @dataclass(frozen=True)
@@ -60,8 +58,8 @@ class CheckReport:
         """From the NPU fault back to the symbol that set the faulting region's base."""
         if self.verdict == "ok" or not self.run.diagnosis:
             return None
-        hit = _FAULT_REGION.search(self.run.diagnosis)
-        base = self.table.base(int(hit.group(1))) if hit else None
+        region = self.run.fault_region
+        base = self.table.base(region) if region is not None else None
         head = f"{_provenance(base)} → " if base is not None else ""
         return f"{head}NPU {self.run.diagnosis} → {self.verdict}"
 
