@@ -14,7 +14,7 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-from weaklink.errors import InputError
+from weaklink.errors import InputError, read_input
 
 PRESETS = Path(__file__).resolve().parent.parent / "data" / "bindings"
 SOURCES = ("model-weights", "symbol", "pointer")
@@ -52,10 +52,10 @@ def load_binding(name_or_path: str | Path) -> Binding:
     path = Path(name_or_path)
     if not path.suffix and (PRESETS / f"{name_or_path}.toml").exists():
         path = PRESETS / f"{name_or_path}.toml"
+    if not path.exists():
+        raise InputError(path, f"no such binding file or preset (presets: {', '.join(presets())})")
     try:
-        data = tomllib.loads(path.read_text())
-    except FileNotFoundError:
-        raise InputError(path, f"no such binding file or preset (presets: {', '.join(presets())})") from None
+        data = tomllib.loads(read_input(path, text=True, what="binding file"))
     except tomllib.TOMLDecodeError as exc:
         raise InputError(path, f"not valid TOML: {exc}") from None
     return _parse(data, str(path))
@@ -73,6 +73,11 @@ def _strings(value, path, key) -> tuple[str, ...]:
 
 def _rule(entry: dict, path: str, n: int) -> RegionRule:
     key = f"region[{n}]"
+    if not isinstance(entry, dict):
+        raise InputError(path, f"{key}: expected a [[region]] table")
+    for name in ("input_section", "reader"):
+        if not isinstance(entry.get(name, ""), str):
+            raise InputError(path, f"{key}.{name}: expected a string")
     index = entry.get("index")
     if not isinstance(index, int) or not 0 <= index < MAX_REGIONS:
         raise InputError(path, f"{key}.index: expected an integer 0..{MAX_REGIONS - 1}")
@@ -101,5 +106,7 @@ def _parse(data: dict, path: str) -> Binding:
     if len(set(seen)) != len(seen):
         raise InputError(path, f"region: index listed twice ({sorted(seen)})")
     model = data.get("model", {})
+    if not isinstance(model, dict) or not isinstance(model.get("symbol", ""), str):
+        raise InputError(path, "model: expected a table with a string `symbol`")
     return Binding(str(data.get("name", Path(path).stem)), path, model.get("symbol"),
                    tuple(sorted(rules, key=lambda r: r.index)))

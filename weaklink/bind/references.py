@@ -13,11 +13,30 @@ import functools
 from pathlib import Path
 
 from weaklink.demangle import unqualified
+from weaklink.errors import InputError
 
 
 def from_dwarf(elf_path: str | Path):
     """References from DWARF: the names of the compilation units that mention each variable.
     Returns None when the image has no DWARF (the caller then cannot tell)."""
+    try:
+        mentions = _mentions(elf_path)
+    except (MemoryError, InputError):
+        raise
+    except Exception as exc:    # pyelftools reports corrupt DWARF with many exception types
+        raise InputError(elf_path, f"unreadable DWARF: {type(exc).__name__}: {exc}") from None
+    if mentions is None:
+        return None
+
+    @functools.cache
+    def files(name: str) -> list[str]:
+        return mentions.get(name, []) + [u for u in mentions.get(unqualified(name), [])
+                                         if u not in mentions.get(name, [])]
+
+    return files
+
+
+def _mentions(elf_path) -> dict[str, list[str]] | None:
     from elftools.elf.elffile import ELFFile
 
     with open(elf_path, "rb") as fh:
@@ -35,13 +54,7 @@ def from_dwarf(elf_path: str | Path):
                     name = _text(die.attributes.get(attr))
                     if name and unit not in mentions.setdefault(name, []):
                         mentions[name].append(unit)
-
-    @functools.cache
-    def files(name: str) -> list[str]:
-        return mentions.get(name, []) + [u for u in mentions.get(unqualified(name), [])
-                                         if u not in mentions.get(name, [])]
-
-    return files
+    return mentions
 
 
 def _walk(die):
