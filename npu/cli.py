@@ -9,7 +9,7 @@ import sys
 from npu.api import run
 from npu.driver import Base
 from npu.emulate.engine import DEFAULT_BUDGET
-from npu.errors import InputError, exit_status
+from npu.errors import InputError, exit_status, require
 from npu.hw import accelerator_names
 from npu.read.model import load_model
 from npu.soc import NUM_REGIONS, soc_names
@@ -73,6 +73,8 @@ def _decode(args) -> int:
 
 
 def _run(args) -> int:
+    if args.plot:
+        require("matplotlib", "--plot", "plot")
     bases = [parse_base(b) for b in args.base] if args.base else None
     fast = parse_base(f"2={args.fast_memory}") if args.fast_memory else Base(2, 0, 0)
     result = run(args.model, accelerator=args.accelerator, system_config=args.system_config,

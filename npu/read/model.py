@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from npu.decode import Command, command_table, decode_stream
-from npu.errors import InputError, read_input
+from npu.errors import InputError, read_input, require
 from npu.hw import commands_for_product
 from npu.read.blob import VelaIO, is_blob, read_blob
 from npu.read.cop1 import Cop1Payload, parse_cop1
@@ -41,7 +41,7 @@ class Model:
 
 
 def _tflite(data: bytes, path) -> tuple[bytes, dict[int, int]]:
-    from ethosu.vela.tflite.Model import Model as TflModel
+    TflModel = require("ethosu.vela.tflite.Model", "reading a .tflite", "vela", "ethos-u-vela").Model
     try:
         m = TflModel.GetRootAs(data, 0)
         sg = m.Subgraphs(0)

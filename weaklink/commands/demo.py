@@ -7,17 +7,31 @@ from __future__ import annotations
 
 import json
 
+from weaklink.errors import require
+
 
 def add_parser(sub) -> None:
     p = sub.add_parser("demo", help="the fast-scratch story from real builds: link model vs ld, NPU verdicts",
                        description=__doc__.splitlines()[0])
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.add_argument("--plot", metavar="DIR", help="write one check picture per linked image into DIR")
-    p.add_argument("--cache", help="build directory (default $WEAKLINK_CACHE or <repo>/.cache)")
+    p.add_argument("--cache", help="build directory (default $WEAKLINK_CACHE, <repo>/.cache in a "
+                                   "checkout, else ~/.cache/weaklink)")
+    p.add_argument("--fixtures", metavar="DIR",
+                   help="fixture sources (default: the checkout's fixtures/ or the installed copy)")
     p.set_defaults(run=run, accepts_extra=False)
 
 
 def run(args) -> int:
+    from weaklink import fixtures
+
+    fixtures.use_fixtures(args.fixtures)
+    # Vela compiles the fixture network (its TFLite builders need flatbuffers); nothing is
+    # built before both are known to be there.
+    require("ethosu.vela", "weaklink demo", "demo", "ethos-u-vela")
+    require("flatbuffers", "weaklink demo", "demo")
+    if args.plot:
+        require("matplotlib", "--plot", "plot")
     from weaklink.demo import run_demo
 
     report = run_demo(cache=args.cache, plot_dir=args.plot)
