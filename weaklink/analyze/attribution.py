@@ -43,6 +43,31 @@ class Attribution:
                 out[sym.index] = unit
         return out
 
+    @property
+    def dwarf(self):
+        """pyelftools' DWARFInfo of the image, or None (no or unreadable DWARF)."""
+        return self._dwarf
+
+    def unit_offset(self, sym: Symbol) -> int | None:
+        """The .debug_info offset of the compilation unit that defines `sym`, from DWARF only:
+        .debug_aranges for a function, the DW_OP_addr bytes for a variable."""
+        if self._dwarf is None:
+            return None
+        try:
+            if sym.type == S.STT_FUNC:
+                table = self._aranges
+                if table is None:
+                    return None
+                hit = np.flatnonzero((table[0] <= sym.address) & (sym.address < table[1]))
+                return int(table[2][hit[0]]) if hit.size else None
+            if self._debug_info is None:
+                return None
+            at = self._debug_info.find(b"\x05\x03" + sym.address.to_bytes(4, "little"))
+            return None if at < 0 else \
+                self._unit_starts[bisect.bisect_right(self._unit_starts, at) - 1]
+        except Exception:       # corrupt DWARF: best effort, never fatal
+            return None
+
     # -- DWARF --------------------------------------------------------------------------------
     @cached_property
     def _dwarf(self):

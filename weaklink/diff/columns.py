@@ -1,0 +1,181 @@
+"""Every defined global of two analysed images, matched by name and compared column by column.
+
+The bulk path of `weaklink diff`: numpy over the analyze layer's SymbolTable columns, no Python
+object per symbol. What counts as a change (weaklink.diff's docstring gives the reasons):
+
+- binding: WEAK on one side only (nm V/W against T/D/B);
+- section and region: by name, so renumbered sections and reordered MEMORY blocks compare equal;
+- size: st_size;
+- value: the reset value of data of 1, 2, 4 or 8 bytes (PROGBITS bytes, zero for NOBITS);
+- points-to: a non-null pointer-sized value compared by what it points into (symbol and offset,
+  else region and offset), so a pointer that follows its moved target is no change;
+- address: counted, not listed (a build that grows shifts everything after the growth).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from weaklink.analyze.values import POINTER_SIZE, VALUE_SIZES
+from weaklink.read import elfstructs as S
+
+
+@dataclass(frozen=True)
+class Columns:
+    """The compared fields of one image, for its defined globals (SymbolTable rows)."""
+
+    names: list[bytes]
+    weak: np.ndarray        # bool
+    section: np.ndarray     # section index per row, len(section_names) for none (SHN_ABS…)
+    section_names: list
+    region: np.ndarray      # region index, -1 for none
+    region_names: list
+    address: np.ndarray     # i8
+    size: np.ndarray        # i8
+    has_value: np.ndarray   # bool
+    value: np.ndarray       # u8 (uint64)
+    target: list            # per pointer row: (symbol or None, offset, region) ; None elsewhere
+
+
+def columns(report) -> Columns:
+    table, image = report.table, report.table.image
+    c = table.cols
+    n = len(c)
+    names = table.raw_names(np.arange(n)) if n else []
+    shndx = c.shndx.astype(np.int64)
+    sec_names = image.elf.section_names
+    section = np.where((shndx > 0) & (shndx < len(sec_names)), shndx, len(sec_names))
+    has_value, value = _values(image, c)
+    region = table.region_index
+    target = _targets(image, report.regions, c, has_value, value)
+    return Columns(names, c.binding == S.STB_WEAK, section, sec_names, region,
+                   report.regions.names,
+                   c.address.astype(np.int64), c.size.astype(np.int64), has_value, value, target)
+
+
+def _values(image, c) -> tuple[np.ndarray, np.ndarray]:
+    """Reset values of every data row of size 1, 2, 4 or 8 (weaklink.analyze.values, vectorised):
+    the file bytes of a loaded PROGBITS section, zero for NOBITS."""
+    n = len(c)
+    size = c.size.astype(np.int64)
+    ok = np.isin(size, VALUE_SIZES) & (c.type != S.STT_FUNC) & (c.type != S.STT_SECTION) \
+        & (c.type != S.STT_FILE) & (c.shndx > 0) & (c.shndx < S.SHN_LORESERVE)
+    value = np.zeros(n, np.uint64)
+    has = np.zeros(n, bool)
+    sh = image.elf.sections
+    data = np.frombuffer(image.elf.data, np.uint8)
+    for sec in np.unique(c.shndx[ok]).tolist():
+        rows = np.flatnonzero(ok & (c.shndx == sec))
+        start, length = int(sh["sh_addr"][sec]), int(sh["sh_size"][sec])
+        rel = c.address[rows].astype(np.int64) - start
+        inside = (rel >= 0) & (rel + size[rows] <= length)
+        rows, rel = rows[inside], rel[inside]
+        has[rows] = True
+        if not image._file_backed(sec):
+            continue                                    # NOBITS / not loaded: zero at reset
+        base = int(sh["sh_offset"][sec]) + rel
+        acc = np.zeros(len(rows), np.uint64)
+        for k in range(8):                              # little-endian, byte k of each value
+            use = size[rows] > k
+            byte = data[np.minimum(base + k, len(data) - 1)].astype(np.uint64)
+            acc |= np.where(use, byte << np.uint64(8 * k), np.uint64(0))
+        value[rows] = acc
+    return has, value
+
+
+def _targets(image, regions, c, has_value, value) -> list:
+    """What each non-null pointer-sized value points into, like values.points_to: the symbol
+    whose [address, address + size) holds it (Thumb bit cleared for functions), else the
+    region and the offset from its origin."""
+    out: list = [None] * len(c)
+    rows = np.flatnonzero(has_value & (c.size == POINTER_SIZE) & (value != 0))
+    if not len(rows):
+        return out
+    t = image.targets                                   # sorted by address, globals first
+    start = t.address.astype(np.int64)
+    raw = value[rows].astype(np.int64)
+    pos = np.searchsorted(start, raw, side="right") - 1
+    first = np.searchsorted(start, start[np.maximum(pos, 0)], side="left")   # preferred holder
+    probe = np.where(t.type[first] == S.STT_FUNC, raw & ~1, raw)
+    end = start[first] + t.size[first].astype(np.int64)
+    inside = (pos >= 0) & (start[first] <= probe) & ((probe < end) | ((t.size[first] == 0)
+                                                                     & (start[first] == probe)))
+    reg = regions.locate(raw)
+    origins = np.array([r.origin for r in regions.regions] + [0], np.int64)
+    hit = np.flatnonzero(inside)
+    names = dict(zip(hit.tolist(), _names(image, t, first[hit])))
+    reg_names = regions.names
+    for k, (row, r) in enumerate(zip(rows.tolist(), reg.tolist())):
+        region = reg_names[r] if r >= 0 else None
+        if k in names:
+            out[row] = (names[k], int(probe[k] - start[first[k]]), region)
+        elif region is not None:
+            out[row] = (None, int(raw[k] - origins[r]), region)
+    return out
+
+
+def _names(image, t, rows) -> list[bytes]:
+    s = image.strtab
+    return [s[o:o + n] for o, n in zip(t.name_off[rows].tolist(), t.name_len[rows].tolist())]
+
+
+@dataclass(frozen=True)
+class Compared:
+    """Row pairs and what differs, as parallel arrays over the matched symbols."""
+
+    added: list[int]             # NEW rows
+    removed: list[int]           # OLD rows
+    old_rows: np.ndarray
+    new_rows: np.ndarray
+    kinds: dict[str, np.ndarray]     # kind → bool over the matched pairs
+    moved: np.ndarray                # bool: address differs
+
+
+def compare(old: Columns, new: Columns) -> Compared:
+    index = {name: i for i, name in enumerate(old.names)}
+    pairs = [(index.pop(name, -1), j) for j, name in enumerate(new.names)]
+    added = [j for i, j in pairs if i < 0]
+    matched = [(i, j) for i, j in pairs if i >= 0]
+    removed = sorted(index.values())
+    io = np.array([p[0] for p in matched], np.int64)
+    jn = np.array([p[1] for p in matched], np.int64)
+    sec_a, sec_b = _common_ids(old.section_names, new.section_names)
+    section = sec_a[old.section[io]] != sec_b[new.section[jn]]
+    reg_a, reg_b = _common_ids(old.region_names, new.region_names)
+    region = reg_a[old.region[io]] != reg_b[new.region[jn]]      # index -1: the "none" slot
+    points, value = _value_changes(old, new, io, jn)
+    kinds = {
+        "binding-changed": old.weak[io] != new.weak[jn],
+        "region-changed": region,
+        "section-changed": section & ~region,
+        "size-changed": old.size[io] != new.size[jn],
+        "points-to-changed": points,
+        "value-changed": value & ~points,
+    }
+    return Compared(added, removed, io, jn, kinds, old.address[io] != new.address[jn])
+
+
+def _common_ids(a: list, b: list) -> tuple[np.ndarray, np.ndarray]:
+    """Name → one id shared by both images; each array has one extra last slot (id -1) for
+    "no section" / "no region"."""
+    ids: dict = {}
+    one = np.array([ids.setdefault(n, len(ids)) for n in a] + [-1], np.int64)
+    two = np.array([ids.setdefault(n, len(ids)) for n in b] + [-1], np.int64)
+    return one, two
+
+
+def _value_changes(old: Columns, new: Columns, io, jn) -> tuple[np.ndarray, np.ndarray]:
+    """points-to: either side a non-null pointer, and the targets differ; value: the raw reset
+    values differ (or only one side has one)."""
+    raw = (old.has_value[io] != new.has_value[jn]) | (old.value[io] != new.value[jn])
+    points = np.zeros(len(io), bool)
+    for k in np.flatnonzero(raw).tolist():
+        a, b = old.target[io[k]], new.target[jn[k]]
+        if a is None and b is None:
+            continue
+        if a == b:
+            raw[k] = False                    # the pointer followed its target: a move
+        else:
+            points[k] = True
+    return points, raw
