@@ -13,6 +13,8 @@ def add_parser(sub) -> None:
                        description=__doc__.splitlines()[0])
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.add_argument("--plot", metavar="DIR", help="write one check picture per linked image into DIR")
+    p.add_argument("--diff", action="store_true",
+                   help="the story as three firmware diffs (weaklink diff --check) instead")
     p.add_argument("--cache", help="build directory (default $WEAKLINK_CACHE or <repo>/.cache)")
     p.set_defaults(run=run, accepts_extra=False)
 
@@ -20,6 +22,11 @@ def add_parser(sub) -> None:
 def run(args) -> int:
     from weaklink.demo import run_demo
 
+    if getattr(args, "diff", False):
+        from weaklink.demo.diffs import run_diffs
+        report = run_diffs(cache=args.cache)
+        print(json.dumps(report.to_json(), indent=2) if args.json else report.to_table())
+        return report.exit_code
     report = run_demo(cache=args.cache, plot_dir=args.plot)
     print(json.dumps(report.to_json(), indent=2) if args.json else report.to_table())
     return report.exit_code
