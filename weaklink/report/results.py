@@ -25,7 +25,8 @@ MAX_BULK_NOTES = 1000   # more weak-default-survived infos than this are left ou
 
 
 def from_analysis(report) -> list[Result]:
-    out = [_finding(f, report.file) for f in report.findings]
+    # an unmet --expect-* fails the run (exit 1): a gate failure, annotated as an error
+    out = [_finding(f, report.file, "error" if f.expectation else None) for f in report.findings]
     if 0 < len(report.weak_rows) <= MAX_BULK_NOTES:
         out += [_finding(f, report.file) for f in report.weak_findings()]
     return out
