@@ -29,12 +29,14 @@ from weaklink.analyze import analyze, query
 from weaklink.analyze.attribution import Attribution
 from weaklink.analyze.findings import WEAK_DEFAULT_SURVIVED, Finding, weak_message
 from weaklink.diff.columns import Columns, columns, compare
+from weaklink.diff.sides import Sides
 from weaklink.diff.report import (GATES, KINDS, BaseChange, Change, DiffReport, Moved,
                                   failed_gates)
 from weaklink.errors import UsageError
 from weaklink.read import elfstructs as S
 
-DEFINER_ALL_BELOW = 4096      # images up to this many globals: compare every symbol's definer
+DEFINER_ALL_BELOW = 4096   # images up to this many globals: compare every symbol's definer
+MAX_ATTRIBUTED = 64        # bigger images: symbols per side given a defining unit (DWARF/map)
 
 
 def diff(old_path: str, new_path: str, *, map_old: str | None = None, map_new: str | None = None,
@@ -50,17 +52,18 @@ def diff(old_path: str, new_path: str, *, map_old: str | None = None, map_new: s
     asked = set(symbols)
     kinds = {k: v for k, v in cmp.kinds.items()}
     kinds["definer-changed"] = _definers(old, new, a, b, cmp, att_old, att_new, asked)
-    kinds["address-changed"] = cmp.moved & np.array(
-        [a.names[i].decode("utf-8", "replace") in asked for i in cmp.old_rows.tolist()], bool)
+    kinds["address-changed"] = cmp.moved & _asked(a, cmp.old_rows, asked)
 
-    changes = [Change(_name(b, j), "added", ("added",), None, query(new, _name(b, j), att_new))
-               for j in cmp.added]
-    changes += [Change(_name(a, i), "removed", ("removed",), query(old, _name(a, i), att_old), None)
+    big = len(a) > DEFINER_ALL_BELOW or len(b) > DEFINER_ALL_BELOW
+    one = Sides(old, a, att_old, MAX_ATTRIBUTED if big else len(a))
+    two = Sides(new, b, att_new, MAX_ATTRIBUTED if big else len(b))
+    changes = [Change(_name(b, j), "added", ("added",), None, two.query(j)) for j in cmp.added]
+    changes += [Change(_name(a, i), "removed", ("removed",), one.query(i), None)
                 for i in cmp.removed]
-    changes += _changed(kinds, cmp, a, old, new, att_old, att_new)
+    changes += _changed(kinds, cmp, a, one, two)
     changes.sort(key=lambda c: (KINDS.index(c.kind), c.symbol))
 
-    new_found, fixed = _findings(old, new, a, b)
+    new_found, fixed = _findings(old, new, cmp)
     report = DiffReport(old.file, new.file, tuple(changes), _moved(a, b, cmp), new_found, fixed,
                         queried={n: (query(old, n, att_old), query(new, n, att_new))
                                  for n in symbols})
@@ -91,13 +94,20 @@ def _attribution(report, map_path: str | None) -> Attribution:
 
 
 def _name(cols: Columns, row: int) -> str:
-    return cols.names[row].decode("utf-8", "replace")
+    return cols.name(row).decode("utf-8", "replace")
+
+
+def _asked(cols: Columns, rows: np.ndarray, asked: set[str]) -> np.ndarray:
+    if not asked:
+        return np.zeros(len(rows), bool)
+    wanted = {n.encode() for n in asked}
+    return np.array([cols.name(i) in wanted for i in rows.tolist()], bool)
 
 
 def _definers(old, new, a: Columns, b: Columns, cmp, att_old, att_new, asked) -> np.ndarray:
     """definer-changed over the matched pairs: both units known and different. Checked for
-    every pair in small images, else for the pairs with another change, weak on either side,
-    or asked for (attribution reads DWARF per symbol)."""
+    every pair in small images, else for the pairs with another change or asked for, at most
+    MAX_ATTRIBUTED of them (attribution reads DWARF or the map per symbol)."""
     n = len(cmp.old_rows)
     out = np.zeros(n, bool)
     if n <= DEFINER_ALL_BELOW:
@@ -106,9 +116,8 @@ def _definers(old, new, a: Columns, b: Columns, cmp, att_old, att_new, asked) ->
         some = np.zeros(n, bool)
         for v in cmp.kinds.values():
             some |= v
-        some |= a.weak[cmp.old_rows] | b.weak[cmp.new_rows]
-        some |= np.array([_name(a, i) in asked for i in cmp.old_rows.tolist()], bool)
-        todo = np.flatnonzero(some)
+        some |= _asked(a, cmp.old_rows, asked)
+        todo = np.flatnonzero(some)[:MAX_ATTRIBUTED]
     io, jn = old.table.cols.index, new.table.cols.index
     # Linker-script symbols (__bss_start: NOTYPE, size 0) have no defining unit, only a place.
     real = (old.table.cols.size[cmp.old_rows[todo]] > 0) & (old.table.cols.type[cmp.old_rows[todo]]
@@ -120,7 +129,7 @@ def _definers(old, new, a: Columns, b: Columns, cmp, att_old, att_new, asked) ->
     return out
 
 
-def _changed(kinds, cmp, a: Columns, old, new, att_old, att_new) -> list[Change]:
+def _changed(kinds, cmp, a: Columns, one: Sides, two: Sides) -> list[Change]:
     order = [k for k in KINDS if k in kinds]
     hit = np.zeros(len(cmp.old_rows), bool)
     for k in order:
@@ -129,8 +138,8 @@ def _changed(kinds, cmp, a: Columns, old, new, att_old, att_new) -> list[Change]
     for p in np.flatnonzero(hit).tolist():
         name = _name(a, int(cmp.old_rows[p]))
         which = tuple(k for k in order if kinds[k][p])
-        out.append(Change(name, which[0], which, query(old, name, att_old),
-                          query(new, name, att_new)))
+        out.append(Change(name, which[0], which, one.query(int(cmp.old_rows[p])),
+                          two.query(int(cmp.new_rows[p]))))
     return out
 
 
@@ -143,22 +152,33 @@ def _moved(a: Columns, b: Columns, cmp) -> Moved:
     return Moved(len(moved), int(values[np.argmax(counts)]))
 
 
-def _findings(old, new, a: Columns, b: Columns) -> tuple[tuple[Finding, ...], tuple[Finding, ...]]:
+def _findings(old, new, cmp) -> tuple[tuple[Finding, ...], tuple[Finding, ...]]:
     """Findings are the same when rule and symbol are (messages hold addresses that move).
-    The bulk weak-default-survived infos are compared as name sets first."""
+    The bulk weak-default-survived infos are compared through the name matching: a weak row
+    whose partner is weak too carries the same info on both sides."""
     one = {(f.rule, f.symbol): f for f in old.findings}
     two = {(f.rule, f.symbol): f for f in new.findings}
-    weak_one = set(old.table.names(old.weak_rows)) if len(old.weak_rows) else set()
-    weak_two = set(new.table.names(new.weak_rows)) if len(new.weak_rows) else set()
-    for names, other, into in ((weak_one - weak_two, two, one), (weak_two - weak_one, one, two)):
-        for n in sorted(names):
+    for report, other, partner, into in (
+            (old, new, _partners(len(old.table), cmp.old_rows, cmp.new_rows), one),
+            (new, old, _partners(len(new.table), cmp.new_rows, cmp.old_rows), two)):
+        rows = report.weak_rows
+        if not len(rows):
+            continue
+        weak_there = np.zeros(len(other.table) + 1, bool)      # last slot: no partner
+        weak_there[other.weak_rows] = True
+        only = rows[~weak_there[partner[rows]]]
+        for n in report.table.names(only):
             into.setdefault((WEAK_DEFAULT_SURVIVED, n),
                             Finding(WEAK_DEFAULT_SURVIVED, "info", n, weak_message(n)))
-    for n in weak_one & weak_two:       # the same info on both sides: never new, never fixed
-        one.pop((WEAK_DEFAULT_SURVIVED, n), None)
-        two.pop((WEAK_DEFAULT_SURVIVED, n), None)
     return (tuple(f for k, f in two.items() if k not in one),
             tuple(f for k, f in one.items() if k not in two))
+
+
+def _partners(n: int, mine: np.ndarray, theirs: np.ndarray) -> np.ndarray:
+    """Row → partner row on the other side, -1 (the extra last slot) when unpaired."""
+    out = np.full(n, -1, np.int64)
+    out[mine] = theirs
+    return out
 
 
 def _with_check(report: DiffReport, old_path, new_path, map_old, map_new, board, options

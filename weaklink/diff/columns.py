@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from weaklink.analyze.values import POINTER_SIZE, VALUE_SIZES
+from weaklink.diff import names
 from weaklink.read import elfstructs as S
 
 
@@ -25,7 +26,9 @@ from weaklink.read import elfstructs as S
 class Columns:
     """The compared fields of one image, for its defined globals (SymbolTable rows)."""
 
-    names: list[bytes]
+    strtab: bytes
+    name_off: np.ndarray    # i8, into strtab
+    name_len: np.ndarray    # i8
     weak: np.ndarray        # bool
     section: np.ndarray     # section index per row, len(section_names) for none (SHN_ABS…)
     section_names: list
@@ -35,21 +38,30 @@ class Columns:
     size: np.ndarray        # i8
     has_value: np.ndarray   # bool
     value: np.ndarray       # u8 (uint64)
-    target: list            # per pointer row: (symbol or None, offset, region) ; None elsewhere
+    target: "Targets"       # where pointer-sized values point
+
+    def __len__(self) -> int:
+        return len(self.name_off)
+
+    def name(self, row: int) -> bytes:
+        off = int(self.name_off[row])
+        return self.strtab[off:off + int(self.name_len[row])]
+
+    @property
+    def name_key(self):
+        return (np.frombuffer(self.strtab + b"\0", np.uint8), self.name_off, self.name_len)
 
 
 def columns(report) -> Columns:
     table, image = report.table, report.table.image
     c = table.cols
-    n = len(c)
-    names = table.raw_names(np.arange(n)) if n else []
     shndx = c.shndx.astype(np.int64)
     sec_names = image.elf.section_names
     section = np.where((shndx > 0) & (shndx < len(sec_names)), shndx, len(sec_names))
     has_value, value = _values(image, c)
     region = table.region_index
     target = _targets(image, report.regions, c, has_value, value)
-    return Columns(names, c.binding == S.STB_WEAK, section, sec_names, region,
+    return Columns(image.strtab, c.name_off, c.name_len, c.binding == S.STB_WEAK, section, sec_names, region,
                    report.regions.names,
                    c.address.astype(np.int64), c.size.astype(np.int64), has_value, value, target)
 
@@ -84,40 +96,54 @@ def _values(image, c) -> tuple[np.ndarray, np.ndarray]:
     return has, value
 
 
-def _targets(image, regions, c, has_value, value) -> list:
-    """What each non-null pointer-sized value points into, like values.points_to: the symbol
-    whose [address, address + size) holds it (Thumb bit cleared for functions), else the
-    region and the offset from its origin."""
-    out: list = [None] * len(c)
+@dataclass(frozen=True)
+class Targets:
+    """Where each row's non-null pointer-sized reset value points, like values.points_to: the
+    symbol whose [address, address + size) holds it (Thumb bit cleared for functions), else
+    the region and the offset from its origin. `kind`: 0 none, 1 symbol, 2 region only."""
+
+    kind: np.ndarray        # i1 per row
+    holder: np.ndarray      # index into image.targets, -1 for none
+    offset: np.ndarray      # i8, from the holder or from the region's origin
+    region: np.ndarray      # region index, -1 for none
+    names: object           # image.targets' (name_off, name_len) and the string table
+
+    def name(self, row: int) -> bytes | None:
+        h = int(self.holder[row])
+        if h < 0:
+            return None
+        off, length, strtab = self.names
+        return strtab[int(off[h]):int(off[h]) + int(length[h])]
+
+
+def _targets(image, regions, c, has_value, value) -> Targets:
+    n = len(c)
+    kind, holder = np.zeros(n, np.int8), np.full(n, -1, np.int64)
+    offset, region = np.zeros(n, np.int64), np.full(n, -1, np.int64)
+    t = image.targets                                   # sorted by address, globals first
+    out = Targets(kind, holder, offset, region, (t.name_off, t.name_len, image.strtab))
     rows = np.flatnonzero(has_value & (c.size == POINTER_SIZE) & (value != 0))
     if not len(rows):
         return out
-    t = image.targets                                   # sorted by address, globals first
     start = t.address.astype(np.int64)
     raw = value[rows].astype(np.int64)
     pos = np.searchsorted(start, raw, side="right") - 1
     first = np.searchsorted(start, start[np.maximum(pos, 0)], side="left")   # preferred holder
-    probe = np.where(t.type[first] == S.STT_FUNC, raw & ~1, raw)
-    end = start[first] + t.size[first].astype(np.int64)
-    inside = (pos >= 0) & (start[first] <= probe) & ((probe < end) | ((t.size[first] == 0)
-                                                                     & (start[first] == probe)))
+    first = np.minimum(first, max(len(start) - 1, 0))
+    if len(start):
+        probe = np.where(t.type[first] == S.STT_FUNC, raw & ~1, raw)
+        end = start[first] + t.size[first].astype(np.int64)
+        inside = (pos >= 0) & (start[first] <= probe) & (
+            (probe < end) | ((t.size[first] == 0) & (start[first] == probe)))
+    else:
+        probe, inside = raw, np.zeros(len(rows), bool)
     reg = regions.locate(raw)
     origins = np.array([r.origin for r in regions.regions] + [0], np.int64)
-    hit = np.flatnonzero(inside)
-    names = dict(zip(hit.tolist(), _names(image, t, first[hit])))
-    reg_names = regions.names
-    for k, (row, r) in enumerate(zip(rows.tolist(), reg.tolist())):
-        region = reg_names[r] if r >= 0 else None
-        if k in names:
-            out[row] = (names[k], int(probe[k] - start[first[k]]), region)
-        elif region is not None:
-            out[row] = (None, int(raw[k] - origins[r]), region)
+    region[rows] = reg
+    kind[rows] = np.where(inside, 1, np.where(reg >= 0, 2, 0))
+    holder[rows] = np.where(inside, first, -1)
+    offset[rows] = np.where(inside, probe - start[first] if len(start) else 0, raw - origins[reg])
     return out
-
-
-def _names(image, t, rows) -> list[bytes]:
-    s = image.strtab
-    return [s[o:o + n] for o, n in zip(t.name_off[rows].tolist(), t.name_len[rows].tolist())]
 
 
 @dataclass(frozen=True)
@@ -133,18 +159,12 @@ class Compared:
 
 
 def compare(old: Columns, new: Columns) -> Compared:
-    index = {name: i for i, name in enumerate(old.names)}
-    pairs = [(index.pop(name, -1), j) for j, name in enumerate(new.names)]
-    added = [j for i, j in pairs if i < 0]
-    matched = [(i, j) for i, j in pairs if i >= 0]
-    removed = sorted(index.values())
-    io = np.array([p[0] for p in matched], np.int64)
-    jn = np.array([p[1] for p in matched], np.int64)
+    io, jn, added, removed = names.match(old.name_key, new.name_key)
     sec_a, sec_b = _common_ids(old.section_names, new.section_names)
     section = sec_a[old.section[io]] != sec_b[new.section[jn]]
     reg_a, reg_b = _common_ids(old.region_names, new.region_names)
     region = reg_a[old.region[io]] != reg_b[new.region[jn]]      # index -1: the "none" slot
-    points, value = _value_changes(old, new, io, jn)
+    points, value = _value_changes(old, new, io, jn, reg_a, reg_b)
     kinds = {
         "binding-changed": old.weak[io] != new.weak[jn],
         "region-changed": region,
@@ -153,7 +173,19 @@ def compare(old: Columns, new: Columns) -> Compared:
         "points-to-changed": points,
         "value-changed": value & ~points,
     }
-    return Compared(added, removed, io, jn, kinds, old.address[io] != new.address[jn])
+    return Compared(added.tolist(), removed.tolist(), io, jn, kinds,
+                    old.address[io] != new.address[jn])
+
+
+def _same_names(ta: Targets, ra: np.ndarray, tb: Targets, rb: np.ndarray) -> np.ndarray:
+    """Holder names equal, row by row."""
+    (oa, la, sa), (ob, lb, sb) = ta.names, tb.names
+    ha, hb = ta.holder[ra], tb.holder[rb]
+    out = la[ha] == lb[hb]
+    k = np.flatnonzero(out)
+    out[k] = names.equal(np.frombuffer(sa, np.uint8), oa[ha[k]], np.frombuffer(sb, np.uint8),
+                         ob[hb[k]], la[ha[k]])
+    return out
 
 
 def _common_ids(a: list, b: list) -> tuple[np.ndarray, np.ndarray]:
@@ -165,17 +197,19 @@ def _common_ids(a: list, b: list) -> tuple[np.ndarray, np.ndarray]:
     return one, two
 
 
-def _value_changes(old: Columns, new: Columns, io, jn) -> tuple[np.ndarray, np.ndarray]:
+def _value_changes(old: Columns, new: Columns, io, jn, reg_a, reg_b
+                   ) -> tuple[np.ndarray, np.ndarray]:
     """points-to: either side a non-null pointer, and the targets differ; value: the raw reset
-    values differ (or only one side has one)."""
+    values differ (or only one side has one). A pointer whose raw value changed but whose target
+    is the same symbol and offset (or region and offset) in the same region only moved."""
     raw = (old.has_value[io] != new.has_value[jn]) | (old.value[io] != new.value[jn])
-    points = np.zeros(len(io), bool)
-    for k in np.flatnonzero(raw).tolist():
-        a, b = old.target[io[k]], new.target[jn[k]]
-        if a is None and b is None:
-            continue
-        if a == b:
-            raw[k] = False                    # the pointer followed its target: a move
-        else:
-            points[k] = True
-    return points, raw
+    ta, tb = old.target, new.target
+    ka, kb = ta.kind[io], tb.kind[jn]
+    pointer = raw & ((ka > 0) | (kb > 0))
+    same = pointer & (ka == kb) & (ta.offset[io] == tb.offset[jn]) \
+        & (reg_a[ta.region[io]] == reg_b[tb.region[jn]])
+    check = np.flatnonzero(same & (ka == 1))                  # same place: same holder name?
+    if len(check):
+        same[check] = _same_names(ta, io[check], tb, jn[check])
+    points = pointer & ~same
+    return points, raw & ~same
