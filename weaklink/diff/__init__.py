@@ -5,8 +5,9 @@ firmware images, and a CI gate on it.
 
 1. analyze both images (weaklink.analyze: symbol table, regions, findings);
 2. match their defined globals by name and compare the columns (weaklink.diff.columns);
-3. compare the defining compilation unit (DWARF, else map) of the symbols that changed in some
-   other way or are weak on either side, and of every symbol in small images;
+3. compare the defining compilation unit (DWARF, else map) of every symbol in small images
+   (up to DEFINER_ALL_BELOW globals); in bigger ones, of the first MAX_ATTRIBUTED symbols
+   that changed in some other way or were named with --symbol (one DWARF/map lookup each);
 4. the analyze fields before and after, for each changed symbol only;
 5. findings of NEW that OLD did not have (`new_findings`) and the reverse (`fixed_findings`);
 6. with check options: both NPU checks, the base-address tables and the verdicts;
@@ -64,9 +65,16 @@ def diff(old_path: str, new_path: str, *, map_old: str | None = None, map_new: s
     changes.sort(key=lambda c: (KINDS.index(c.kind), c.symbol))
 
     new_found, fixed = _findings(old, new, cmp)
+    notes = []
+    if big:
+        notes.append(f"images of more than {DEFINER_ALL_BELOW} globals: definer-changed "
+                     f"compared for at most {MAX_ATTRIBUTED} symbols with another change")
+    if one.unattributed or two.unattributed:
+        notes.append(f"defined_in left null for {one.unattributed + two.unattributed} "
+                     f"before/after sides (at most {MAX_ATTRIBUTED} attributed per image)")
     report = DiffReport(old.file, new.file, tuple(changes), _moved(a, b, cmp), new_found, fixed,
                         queried={n: (query(old, n, att_old), query(new, n, att_new))
-                                 for n in symbols})
+                                 for n in symbols}, notes=tuple(notes))
     if check_options is not None:
         report = _with_check(report, old_path, new_path, map_old, map_new, board, check_options)
     return report.gated(fail_on, failed_gates(report, fail_on))

@@ -128,8 +128,11 @@ def _targets(image, regions, c, has_value, value) -> Targets:
     start = t.address.astype(np.int64)
     raw = value[rows].astype(np.int64)
     pos = np.searchsorted(start, raw, side="right") - 1
-    first = np.searchsorted(start, start[np.maximum(pos, 0)], side="left")   # preferred holder
-    first = np.minimum(first, max(len(start) - 1, 0))
+    # the preferred holder: the first of the targets sharing that start (globals, larger first)
+    idx = np.arange(len(start))
+    change = np.concatenate(([True], start[1:] != start[:-1])) if len(start) else idx > 0
+    first = np.maximum.accumulate(np.where(change, idx, 0))[np.maximum(pos, 0)] \
+        if len(start) else np.zeros(len(raw), np.int64)
     if len(start):
         probe = np.where(t.type[first] == S.STT_FUNC, raw & ~1, raw)
         end = start[first] + t.size[first].astype(np.int64)

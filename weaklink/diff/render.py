@@ -83,7 +83,8 @@ def render(report: DiffReport) -> str:
     lines = [f"weaklink diff {report.old} -> {report.new}", f"{len(report.changes)} changed "
              f"symbols, {moved}", *_changes(report),
              *_findings("new findings", report.new_findings),
-             *_findings("fixed findings", report.fixed_findings), *_npu(report), ""]
+             *_findings("fixed findings", report.fixed_findings), *_npu(report), "",
+             *[f"note: {n}" for n in report.notes]]
     if report.fail_on:
         lines.append("gate " + ("FAILED: " + ", ".join(report.failed) if report.failed
                                 else "passed") + f" (--fail-on {','.join(report.fail_on)})")

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field, replace
 
-from weaklink.analyze.findings import SEVERITIES, Finding
+from weaklink.analyze.findings import SEVERITIES, Finding, demangle
 from weaklink.analyze.report import Query
 
 SCHEMA_VERSION = 1
@@ -93,7 +93,7 @@ class BaseChange:
         if b.address == 0 and b.size == 0:
             return "0/0"
         where = f" in {fast.region}" if fast is not None and fast.region else ""
-        who = f" ({b.symbol.binding} {b.symbol.name})" if b.symbol else ""
+        who = f" ({b.symbol.binding} {demangle(b.symbol.name)})" if b.symbol else ""
         return f"{b.address:#x}/{_size(b.size)}{where}{who}"
 
 
@@ -110,6 +110,7 @@ class DiffReport:
     new_findings: tuple[Finding, ...]
     fixed_findings: tuple[Finding, ...]
     queried: dict[str, tuple[Query, Query]] = field(default_factory=dict)
+    notes: tuple[str, ...] = ()               # comparisons that were bounded, and how
     checked: bool = False
     check_before: object | None = None        # weaklink.check CheckReport
     check_after: object | None = None
@@ -168,6 +169,7 @@ class DiffReport:
                         for n, (x, y) in self.queried.items()},
             "fast_scratch_before": fast(self.check_before),
             "fast_scratch_after": fast(self.check_after),
+            "notes": list(self.notes),
         }
 
     def dumps(self) -> str:
