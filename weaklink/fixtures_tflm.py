@@ -28,6 +28,7 @@ class TflmVariant:
     arena_name: str = "tensor_arena"
     arena_section: bool = True           # in .bss.tensor_arena
     fast_name: str = "ethosu_fast_memory"
+    network: str = fixtures.FIXTURE_NETWORK   # the fixture network whose .tflite is embedded
     script: str | None = None            # a linker script path instead of the board's
     expected: str = ""                   # the verdict the tests assert
     extra: tuple[str, ...] = field(default=())
@@ -51,6 +52,8 @@ VARIANTS = (
     TflmVariant("fast-too-small-u85", "u85", 0x4000, expected="error"),
     TflmVariant("fast-wrong-memory-u85", "u85", 0x60000, fast_in_sram=False, expected="hang"),
     TflmVariant("shared-sram-u55", "u55", expected="ok"),
+    # three ethos-u operators (two CPU ops in between): each one's table is checked
+    TflmVariant("split-fast-sram-u85", "u85", 0x60000, network="split", expected="ok"),
 )
 
 
@@ -92,7 +95,7 @@ def build_variant(v: TflmVariant, cache: str | Path | None = None) -> TflmImage:
     """Compile and link one variant; a failed step raises InputError with the tool's message."""
     root = cache_dir(cache)
     t = TARGETS[v.target]
-    tflite = fixtures.vela_tflite(v.target, cache=cache)
+    tflite = fixtures.vela_tflite(v.target, v.network, cache=cache)
     out = root / "tflm" / v.name
     src = model_source(tflite, v.model_array, v.model_section, out / "model_data.c")
     objs = [_compile(src, out / "model_data.o", [], "-O2", root),

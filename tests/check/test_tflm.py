@@ -24,6 +24,7 @@ EXPECTED = {
     "fast-too-small-u85": ("error", {"fast-memory-too-small"}, "DWARF call site", "SRAM"),
     "fast-wrong-memory-u85": ("hang", {"fast-scratch-unreachable"}, "DWARF call site", "BRAM"),
     "shared-sram-u55": ("ok", set(), "DWARF call site", "SRAM"),
+    "split-fast-sram-u85": ("ok", set(), "DWARF call site", "SRAM"),
 }
 
 
@@ -56,8 +57,15 @@ def test_bases_against_the_image(tflm, variant):
     syms = nm(im.elf)
     model, _ = syms["g_model"]
     arena, arena_size = syms["tensor_arena"]
-    oracle = buffer_offsets(im.tflite.read_bytes())[0]
-    table = _check(im).table
+    oracles = buffer_offsets(im.tflite.read_bytes())
+    report = _check(im)
+    assert len(report.operators) == len(oracles) == (3 if variant.startswith("split") else 1)
+    for op, oracle in zip(report.operators, oracles):
+        assert op.table.operator == oracles.index(oracle)
+        _assert_table(op.table, oracle, syms, model, arena, arena_size)
+
+
+def _assert_table(table, oracle, syms, model, arena, arena_size):
     assert model % 16 == 0 and table.model_address == model and table.model_symbol == "g_model"
     assert table.stream_address == model + oracle["stream"]
     weights = table.base(0)
