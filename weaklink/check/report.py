@@ -83,7 +83,11 @@ class CheckReport:
 
     @property
     def cycles(self) -> int | None:
-        return int(self.run.cycles["total"]) if self.verdict == "ok" else None
+        """One inference: the sum over every operator's stream."""
+        if self.verdict != "ok":
+            return None
+        runs = [op.run for op in self.operators] or [self.run]
+        return sum(int(r.cycles["total"]) for r in runs)
 
     @property
     def exit_code(self) -> int:
@@ -101,6 +105,10 @@ class CheckReport:
         if base is None and any(f.rule == "fast-memory-too-small" for f in self.findings):
             head = f"{fast.note} → driver check \"Fast memory area too small\" → "
         return f"{head}NPU {self.run.diagnosis} → {self.verdict}"
+
+    def _seconds(self) -> float:
+        return sum(r.run.inference_time_s for r in self.operators) if self.operators \
+            else self.run.inference_time_s
 
     def _context(self) -> list[str]:
         """The TFLM facts a reader needs before the table: binding, arena, fast memory."""
@@ -146,7 +154,7 @@ class CheckReport:
 
     def to_table(self) -> str:
         lines = [f"{self.file}: NPU {self.verdict.upper()}"
-                 + (f" in {self.cycles} cycles ({self.run.inference_time_s * 1e3:.3f} ms)"
+                 + (f" in {self.cycles} cycles ({self._seconds() * 1e3:.3f} ms)"
                     if self.cycles is not None else ""),
                  f"{self.accelerator} / {self.system_config} / {self.memory_mode} on {self.soc}",
                  ""]
