@@ -102,16 +102,29 @@ def _operator(table, override, elf_path, accelerator, system_config, memory_mode
                                        op=table.operator or 0)
     needs = npu.region_needs(model, accelerator)
     findings = fast_scratch_findings(table, FAST_SCRATCH_REGION, needs, board, memory_mode)
-    findings += fast_memory_findings(table, FAST_SCRATCH_REGION)
-    fast = table.fast_memory
-    given = fast is not None and fast.given
-    bases = [npu.Base(b.region, b.address, b.size) for b in table.bases]
+    findings += fast_memory_findings(table, FAST_SCRATCH_REGION, needs)
+    bases, fast_memory, fast_size = _emulated_bases(table)
     result = npu.run(model, accelerator=accelerator, system_config=system_config,
                      memory_mode=memory_mode, soc=board.name, bases=bases, vela_ini=vela_ini,
-                     stream_address=table.stream_address,
-                     fast_memory=fast.address if given else 0,
-                     fast_memory_size=(fast.size if fast.size is not None else 1 << 32) if given else 0)
+                     stream_address=table.stream_address, fast_memory=fast_memory,
+                     fast_memory_size=fast_size)
     return OperatorCheck(table, needs, tuple(findings), result)
+
+
+def _emulated_bases(table):
+    """The bases the NPU gets, and the fast memory for the emulated driver's own check. When
+    the driver's check passes, region 2 is the fast memory: the NPU may use all of it and no
+    more, so the emulator bounds the region by the fast memory's size."""
+    fast = table.fast_memory
+    bases = [npu.Base(b.region, b.address, b.size) for b in table.bases]
+    if fast is None or not fast.given or len(bases) <= FAST_SCRATCH_REGION:
+        return bases, 0, 0
+    if fast.size is None:      # size unknown: substitute, but the driver's check cannot be judged
+        return bases, 0, 0
+    if bases[FAST_SCRATCH_REGION].size > fast.size:
+        return bases, fast.address, fast.size      # the emulated driver fails the invoke
+    bases[FAST_SCRATCH_REGION] = npu.Base(FAST_SCRATCH_REGION, fast.address, fast.size)
+    return bases, 0, 0
 
 
 def _union(ops) -> list:

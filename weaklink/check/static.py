@@ -61,15 +61,25 @@ def fast_scratch_findings(table: BaseAddressTable, region: int, needs: dict[int,
     return out
 
 
-def fast_memory_findings(table: BaseAddressTable, region: int) -> list[Finding]:
+def fast_memory_findings(table: BaseAddressTable, region: int,
+                         needs: dict[int, int] | None = None) -> list[Finding]:
     """The driver's own check: with fast memory given and more than `region` entries, the
     invoke fails when base_addr_size[region] exceeds fast_memory_size."""
     fast, base = table.fast_memory, table.base(region)
     if fast is None or not fast.given or base is None or len(table.bases) <= region:
         return []
-    if fast.size is None or base.size <= fast.size:
-        return []
     name = fast.symbol or f"{fast.address:#x}"
+    if fast.size is None:
+        return []
+    if base.size <= fast.size:
+        # the driver's check passes; the stream may still reach past the fast memory
+        need = needs.get(region, 0) if needs else 0
+        if need > fast.size:
+            return [Finding(FAST_SCRATCH_TOO_SMALL, "error", name,
+                            f"region {region} ({base.name}) is ethosu_init's fast memory, "
+                            f"{fast.size} bytes ({fast.source}), but the model addresses "
+                            f"{need} bytes of it")]
+        return []
     return [Finding(FAST_MEMORY_TOO_SMALL, "error", name,
                     f"ethosu_invoke_v3 fails its check \"{DRIVER_CHECK}\": region {region} "
                     f"({base.name}) is {base.size} bytes but ethosu_init was given {fast.size} "
