@@ -128,6 +128,9 @@ def _parse(data: dict, path: str) -> Binding:
     seen = [r.index for r in rules]
     if len(set(seen)) != len(seen):
         raise InputError(path, f"region: index listed twice ({sorted(seen)})")
+    for key in ("model", "arena", "fast_memory"):
+        if key in data and not isinstance(data[key], dict):
+            raise InputError(path, f"{key}: expected a table ([{key}])")
     model = data.get("model", {})
     fmt = model.get("format", "vela_bin_stream")
     if fmt not in FORMATS:
