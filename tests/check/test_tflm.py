@@ -126,3 +126,27 @@ def test_executorch_images_still_detect_executorch(firmware):
     # the fixture backend never calls ethosu_init: nothing is substituted, and that is said
     assert report.table.fast_memory.address is None
     assert [op.table.operator for op in report.operators] == [None]
+
+
+def test_check_reads_the_image_once(tflm, monkeypatch):
+    """One image object flows through analysis, binding and emulation."""
+    import builtins
+
+    im = tflm["fast-sram-u85"]
+    reads = []
+    real_open, real_read_bytes = builtins.open, Path.read_bytes
+
+    def counting_open(file, *a, **kw):
+        if str(file) == str(im.elf):
+            reads.append("open")
+        return real_open(file, *a, **kw)
+
+    def counting_read_bytes(self):
+        if str(self) == str(im.elf):
+            reads.append("read_bytes")
+        return real_read_bytes(self)
+
+    monkeypatch.setattr(builtins, "open", counting_open)
+    monkeypatch.setattr(Path, "read_bytes", counting_read_bytes)
+    _check(im)
+    assert len(reads) == 1, reads
