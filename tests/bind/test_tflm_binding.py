@@ -81,3 +81,27 @@ def test_no_call_is_unknown_never_a_guess(firmware):
                              load_binding("executorch-arm"))
     assert table.fast_memory.address is None and table.fast_memory.source == "unknown"
     assert "ethosu_init" in table.fast_memory.note
+
+
+def test_thumb_constant_tracking_encodings():
+    """Hand-assembled Thumb encodings (Armv8-M ARM): what each does to the r2/r3 constants."""
+    from weaklink.bind.callsite import _step
+
+    regs: dict = {}
+    _step(regs, 0x100, 0x4A09, 0, lambda a: 0x31000000 if a == 0x100 + 4 + 36 else None)  # ldr r2, [pc, #36]
+    assert regs[2] == 0x31000000
+    _step(regs, 0x102, 0xB2D2, 0, None)                 # uxtb r2, r2: unknown from here
+    assert 2 not in regs
+    _step(regs, 0x104, 0xF44F, 0x23C0, None)            # mov.w r3, #0x60000 (modified immediate)
+    _step(regs, 0x108, 0x461A, 0, None)                 # mov r2, r3
+    assert regs == {2: 0x60000, 3: 0x60000}
+    _step(regs, 0x10A, 0xBC0C, 0, None)                 # pop {r2, r3}
+    assert regs == {}
+    _step(regs, 0x10C, 0xF240, 0x0234, None)            # movw r2, #0x34
+    _step(regs, 0x110, 0xF2C3, 0x1200, None)            # movt r2, #0x3100
+    assert regs == {2: 0x31000034}
+    _step(regs, 0x114, 0xB580, 0, None)                 # push {r7, lr}
+    _step(regs, 0x116, 0x9301, 0, None)                 # str r3, [sp, #4]
+    assert regs == {2: 0x31000034}
+    _step(regs, 0x118, 0x3201, 0, None)                 # adds r2, #1
+    assert regs == {}

@@ -23,6 +23,9 @@ from dataclasses import dataclass
 from weaklink.read import elfstructs as S
 
 FAST_MEMORY_REG, FAST_MEMORY_SIZE_REG = 2, 3
+# 16-bit "miscellaneous" encodings (first byte) that write no low register: add/sub sp,
+# cbz/cbnz, push, bkpt, it and hints.
+SAFE_MISC = {0xB0, 0xB1, 0xB3, 0xB4, 0xB5, 0xB9, 0xBB, 0xBE, 0xBF}
 
 
 @dataclass(frozen=True)
@@ -185,10 +188,16 @@ def _step(regs: dict, pc: int, hw1: int, hw2: int, word) -> None:
     elif hw1 >> 8 == 0b01000110:                             # MOV Rd, Rm (T1)
         rd, rm = (hw1 & 7) | (hw1 >> 4) & 8, (hw1 >> 3) & 0xF
         regs[rd] = regs.get(rm)
+    elif hw1 >> 11 == 0b10100:                               # ADR Rd, label: a constant
+        regs[(hw1 >> 8) & 7] = ((pc + 4) & ~3) + (hw1 & 0xFF) * 4
     elif hw1 >> 12 in (0b0101, 0b0110, 0b0111, 0b1000, 0b1001) and not (hw1 >> 11) & 1:
         pass                                                 # stores leave registers alone
-    elif hw1 >> 12 in (0b1011, 0b1101, 0b1110) or hw1 >> 11 == 0b10101:
-        pass                                                 # push/pop r4-r7,lr, branches, add sp
+    elif hw1 >> 12 in (0b1101, 0b1110) or hw1 >> 8 in SAFE_MISC:
+        pass                    # branches, add/sub sp, cbz/cbnz, push, bkpt, it and hints
+    elif (hw1 & 0xFE00) == 0xBC00:                           # POP {reglist}
+        for rd in (FAST_MEMORY_REG, FAST_MEMORY_SIZE_REG):
+            if hw1 >> rd & 1:
+                regs.pop(rd, None)
     else:
         # A data-processing or load instruction: r2/r3 may be its destination (bits 2:0 or 10:8).
         for rd in (hw1 & 7, (hw1 >> 8) & 7):
