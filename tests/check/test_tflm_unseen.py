@@ -31,6 +31,8 @@ static uint8_t sram_pool[256 * 1024] __attribute__((section(".bss.ethosu_scratch
 #define POOL_SIZE 0
 #endif
 volatile uint32_t offsets[8], sizes[8];
+/* A decoy: the identifier at a 4-byte boundary with a root offset, but no flatbuffer. */
+__attribute__((aligned(4), used)) const char decoy[] = "\x08\0\0\0TFL3 not a model at all";
 
 __attribute__((noinline)) static struct ethosu_driver *platform_npu_init(void)
 {
@@ -81,12 +83,14 @@ def _build(tmp_path: Path, with_fast: bool) -> tuple[Path, Path]:
 def test_unseen_tflm_firmware(cross_toolchain, tmp_path, with_fast, verdict):
     elf, tflite = _build(tmp_path, with_fast)
     syms = nm(elf)
+    assert b"\x08\0\0\0TFL3 not a model" in elf.read_bytes() and syms["decoy"][0] % 4 == 0
     model = syms["npu_model_blob"][0]
     arena, arena_size = syms["npu_work_arena"]
     oracle = buffer_offsets(tflite.read_bytes())[0]
     report = check(elf, accelerator="ethos-u85-256", system_config="Ethos_U85_SYS_DRAM_Mid",
                    memory_mode="Dedicated_Sram_384KB")        # no map, no binding: detected
     t = report.table
+    assert len(report.operators) == 1          # the decoy is read, rejected, skipped
     assert t.binding == "tflm-ethosu" and t.model_symbol == "npu_model_blob"
     assert t.base(0).address == model + oracle["weights"]
     assert t.stream_address == model + oracle["stream"]
