@@ -223,7 +223,10 @@ def read_tflite(data: bytes, path=None, origin: int = 0) -> TfliteModel:
     r = _Reader(bytes(data), path, origin)
     if not looks_like_tflite(r.data):
         r.fail(4, "the file identifier 'TFL3'")
-    model = r.table(r.u32(0, "root table offset"), "Model")
+    root = r.u32(0, "root table offset")
+    if root + 4 > len(r.data):
+        r.fail(0, f"a root table offset inside the {len(r.data)}-byte buffer, got {root:#x}")
+    model = r.table(root, "Model")
     _, ncodes = model.vector(MODEL_OPCODES, 4)
     custom = []
     for k in range(ncodes):
