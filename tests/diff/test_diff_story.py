@@ -72,3 +72,19 @@ def test_demo_diff_command(story, capsys):
     text = capsys.readouterr().out
     assert text.count("verdict  ok -> hang") == 2 and "verdict  hang -> ok" in text
     assert "0x31000000/384 KB in SRAM" in text
+
+
+def test_readme_diff_output_is_real(firmware, capsys, monkeypatch):
+    """The README's diff example is this command's output, byte for byte."""
+    import re
+
+    from weaklink.fixtures import REPO
+
+    text = (REPO / "README.md").read_text()
+    section = text.split("## A regression gate: `weaklink diff`", 1)[1]
+    command, output = re.findall(r"```(?:sh)?\n(.*?)```", section, re.S)[:2]
+    argv = command.replace("\\\n", " ").split()
+    assert argv[:2] == ["weaklink", "diff"]
+    monkeypatch.chdir(firmware["weak-custom-u85"].elf.parent)
+    assert main(argv[1:]) == 1
+    assert capsys.readouterr().out == output

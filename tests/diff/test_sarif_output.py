@@ -112,3 +112,12 @@ def test_results_outside_the_tree_use_file_uris(validator, builds, tmp_path, cap
     uris = [r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
             for r in log["runs"][0]["results"]]
     assert uris and all(u.startswith("file:///") for u in uris)
+
+
+def test_every_finding_rule_has_a_catalogue_entry():
+    """Rule ids declared by analyze and check (module constants) all have a help text."""
+    import weaklink.analyze.findings as af
+    import weaklink.check.static as cs
+    declared = {v for m in (af, cs) for k, v in vars(m).items()
+                if k.isupper() and isinstance(v, str) and v.islower() and "-" in v}
+    assert declared and declared <= set(rules.CHECK_RULES)

@@ -54,6 +54,11 @@ _CHECK = (
          "In this memory mode the region goes through an AXI port that cannot reach the memory "
          "the buffer was placed in. Place it with the section the linker script maps to SRAM.",
          "error"),
+    Rule("fast-memory-too-small", "ethosu_init's fast memory is smaller than the region-2 size",
+         "The Ethos-U driver compares the fast memory given to ethosu_init with the size of "
+         "base-address region 2 and fails the invoke (\"Fast memory area too small\") when the "
+         "region is larger. Give ethosu_init a fast-memory area at least as large as the "
+         "region.", "error"),
     Rule("npu-verdict", "The emulated NPU inference did not complete",
          "weaklink check ran the image's command stream on the Ethos-U emulator with the "
          "image's base-address table and the inference hung or faulted. The result's message "

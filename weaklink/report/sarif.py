@@ -32,6 +32,11 @@ def sarif_log(results, rules: dict, locations: dict, version: str, root: str | N
               ) -> dict:
     """`rules`: id → Rule (weaklink.report.rules); `locations`: (image, symbol) →
     SourceLocation for the results that have one."""
+    rules = dict(rules)
+    for r in results:            # a rule the catalogue does not know yet still gets an entry
+        if r.rule not in rules:
+            from weaklink.report.rules import Rule
+            rules[r.rule] = Rule(r.rule, r.rule, f"weaklink finding {r.rule}.", r.level)
     ids = list(rules)
     root = os.path.abspath(root or os.getcwd())
     return {
