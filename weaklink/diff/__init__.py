@@ -51,7 +51,7 @@ def diff(old_path: str, new_path: str, *, map_old: str | None = None, map_new: s
     att_old, att_new = _attribution(old, map_old), _attribution(new, map_new)
 
     asked = set(symbols)
-    kinds = {k: v for k, v in cmp.kinds.items()}
+    kinds = dict(cmp.kinds)
     kinds["definer-changed"] = _definers(old, new, a, b, cmp, att_old, att_new, asked)
     kinds["address-changed"] = cmp.moved & _asked(a, cmp.old_rows, asked)
 
