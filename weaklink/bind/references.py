@@ -10,21 +10,26 @@ even when it also reads it (ld 2.40, measured on the fixtures).
 from __future__ import annotations
 
 import functools
+import io
 from pathlib import Path
 
 from weaklink.demangle import unqualified
-from weaklink.errors import InputError
+from weaklink.errors import InputError, read_input
 
 
-def from_dwarf(elf_path: str | Path):
+def from_dwarf(elf: str | Path | bytes, name: str | None = None):
     """References from DWARF: the names of the compilation units that mention each variable.
-    Returns None when the image has no DWARF (the caller then cannot tell)."""
+    `elf` is the image's path or its bytes (already read; `name` then names it in errors).
+    Returns None when the image has no DWARF (the caller then cannot tell); corrupt DWARF is
+    one InputError."""
+    shown = name or (str(elf) if isinstance(elf, (str, Path)) else "image")
+    data = bytes(elf) if isinstance(elf, (bytes, bytearray, memoryview)) else read_input(elf)
     try:
-        mentions = _mentions(elf_path)
+        mentions = _mentions(data)
     except (MemoryError, InputError):
         raise
     except Exception as exc:    # pyelftools reports corrupt DWARF with many exception types
-        raise InputError(elf_path, f"unreadable DWARF: {type(exc).__name__}: {exc}") from None
+        raise InputError(shown, f"unreadable DWARF: {type(exc).__name__}: {exc}") from None
     if mentions is None:
         return None
 
@@ -36,10 +41,10 @@ def from_dwarf(elf_path: str | Path):
     return files
 
 
-def _mentions(elf_path) -> dict[str, list[str]] | None:
+def _mentions(data: bytes) -> dict[str, list[str]] | None:
     from elftools.elf.elffile import ELFFile
 
-    with open(elf_path, "rb") as fh:
+    with io.BytesIO(data) as fh:
         elf = ELFFile(fh)
         if not elf.has_dwarf_info():
             return None

@@ -15,10 +15,15 @@ def add_parser(sub) -> None:
                        description=__doc__.splitlines()[0])
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.add_argument("--plot", metavar="DIR", help="write one check picture per linked image into DIR")
+    p.add_argument("--diff", action="store_true",
+                   help="the story as three firmware diffs (weaklink diff --check) instead")
     p.add_argument("--cache", help="build directory (default $WEAKLINK_CACHE, <repo>/.cache in a "
                                    "checkout, else ~/.cache/weaklink)")
     p.add_argument("--fixtures", metavar="DIR",
                    help="fixture sources (default: the checkout's fixtures/ or the installed copy)")
+    p.add_argument("--story", choices=("executorch", "tflm"), default="executorch",
+                   help="executorch (default): the fast-scratch weak default; tflm: TensorFlow "
+                        "Lite Micro firmware and the driver's fast-memory rule")
     p.set_defaults(run=run, accepts_extra=False)
 
 
@@ -26,14 +31,23 @@ def run(args) -> int:
     from weaklink import fixtures
 
     fixtures.use_fixtures(args.fixtures)
-    # Vela compiles the fixture network (its TFLite builders need flatbuffers); nothing is
+    # Vela compiles the fixture networks (its TFLite builders need flatbuffers); nothing is
     # built before both are known to be there.
     require("ethosu.vela", "weaklink demo", "demo", "ethos-u-vela")
     require("flatbuffers", "weaklink demo", "demo")
     if args.plot:
         require("matplotlib", "--plot", "plot")
-    from weaklink.demo import run_demo
+    if getattr(args, "diff", False):
+        from weaklink.demo.diffs import run_diffs
 
-    report = run_demo(cache=args.cache, plot_dir=args.plot)
+        report = run_diffs(cache=args.cache)
+    elif getattr(args, "story", "executorch") == "tflm":
+        from weaklink.demo.tflm import run_tflm_demo
+
+        report = run_tflm_demo(cache=args.cache)
+    else:
+        from weaklink.demo import run_demo
+
+        report = run_demo(cache=args.cache, plot_dir=args.plot)
     print(json.dumps(report.to_json(), indent=2) if args.json else report.to_table())
     return report.exit_code
