@@ -52,6 +52,7 @@ def build_seeds(work: Path, cache: str | None = None) -> Seeds:
     root = weak.cwd
     elf, map_ = root / weak.elf, root / weak.map
     u55 = outcomes["weak-custom-u55"]
+    other = outcomes["weak-custom-u85"]          # the image `diff` compares against
     archived = outcomes["weak-override-in-archive-u85"]
     models = fixtures.cache_dir(cache) / "models"
     u85_model = models / "tiny__ethos-u85-256__Ethos_U85_SYS_DRAM_Mid__Dedicated_Sram_384KB"
@@ -89,10 +90,14 @@ def build_seeds(work: Path, cache: str | None = None) -> Seeds:
             ("weaklink", "analyze", "--json", "{}"),
             ("weaklink", "analyze", "{}", "--map", str(map_), "--symbol", "ethosu_fast_scratch"),
             ("weaklink", "check", "{}", *NPU_TARGET, "--map", str(map_)),
+            ("weaklink", "diff", str(root / other.elf), "{}", "--github"),
+            ("weaklink", "diff", "{}", str(elf), "--map-new", str(map_), "--symbol", "ethosu_fast_scratch"),
         ]),
         "map": Entry([map_, root / archived.map, root / u55.map], [
             ("weaklink", "analyze", "--json", str(elf), "--map", "{}"),
             (*check, "--map", "{}"),
+            ("weaklink", "diff", "--json", str(root / other.elf), str(elf), "--map-old",
+             str(root / other.map), "--map-new", "{}"),
         ]),
         "object": Entry([Path(o) for o in objects], [
             swap(no_out, objects[1]),
@@ -114,8 +119,12 @@ def build_seeds(work: Path, cache: str | None = None) -> Seeds:
         ]),
         "script": Entry([Path(script)], [swap(no_out, script)]),
     }
-    # Vela's .tflite output (npu's tflite reader); the tests' model cache has one when present
-    tflite = sorted((fixtures.cache_dir(cache).parent / "npu-models").glob("**/*_vela.tflite"))
-    if tflite:
-        kinds["tflite"] = Entry(tflite[:1], [("npu", "decode", "{}"), ("npu", "run", "{}", *NPU_TARGET)])
+    # Vela's default .tflite output (npu's tflite reader): one ethos-u operator, and two
+    generator = fixtures._model_generator()
+    t = fixtures.TARGETS["u85"]
+    tflite = [Path(generator.build_tflite(net, t.accelerator, t.system_config, t.memory_mode, models))
+              for net in ("tiny", "split")]
+    kinds["tflite"] = Entry(tflite, [("npu", "decode", "{}"), ("npu", "run", "{}", *NPU_TARGET),
+                                     ("npu", "run", "--op", "1", "{}", *NPU_TARGET)],
+                            rejected=(tflite[0],))      # tiny has no operator 1
     return Seeds(kinds)
