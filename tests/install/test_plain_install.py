@@ -51,7 +51,10 @@ def seeds():
     weak = outcomes["weak-example-u85"]
     blob = fixtures.model_blob("u85")
     npz = blob.with_suffix("") / "tiny_vela.npz"
-    return weak, blob, npz
+    t = fixtures.TARGETS["u85"]
+    tflite = fixtures._model_generator().build_tflite(
+        "tiny", t.accelerator, t.system_config, t.memory_mode, fixtures.cache_dir() / "models")
+    return weak, blob, npz, Path(tflite), outcomes["weak-custom-u85"]
 
 
 def _run(bin_dir: Path, tool: str, *args, cwd: Path, env_extra=None) -> subprocess.CompletedProcess:
@@ -68,7 +71,7 @@ def _one_line_exit_2(proc, message: str) -> None:
 
 
 def test_every_command_without_extras(tmp_path, wheel, seeds):
-    weak, blob, npz = seeds
+    weak, blob, npz, tflite, other = seeds
     bin_dir = _venv(tmp_path / "plain", wheel)
     elf, map_ = weak.cwd / weak.elf, weak.cwd / weak.map
     link = _run(bin_dir, "weaklink", "link", *weak.ld_args, cwd=weak.cwd)
@@ -76,8 +79,11 @@ def test_every_command_without_extras(tmp_path, wheel, seeds):
     assert _run(bin_dir, "weaklink", "analyze", "--json", elf, "--map", map_, cwd=tmp_path).returncode == 0
     check = _run(bin_dir, "weaklink", "check", elf, *NPU_U85, cwd=tmp_path)
     assert check.returncode == 0 and "NPU OK" in check.stdout, check.stderr
-    for model in (blob, npz):
-        assert _run(bin_dir, "npu", "decode", model, cwd=tmp_path).returncode == 0
+    diff = _run(bin_dir, "weaklink", "diff", other.cwd / other.elf, elf, cwd=tmp_path)
+    assert diff.returncode in (0, 1) and diff.stdout and not diff.stderr, diff.stderr
+    for model in (blob, npz, tflite):
+        decode = _run(bin_dir, "npu", "decode", model, cwd=tmp_path)
+        assert decode.returncode == 0 and "NPU_OP_STOP" in decode.stdout, decode.stderr
     run = _run(bin_dir, "npu", "run", blob, *NPU_U85, cwd=tmp_path)
     assert run.returncode == 0, run.stderr
 
@@ -94,7 +100,7 @@ def test_every_command_without_extras(tmp_path, wheel, seeds):
 
 
 def test_demo_and_plots_with_extras(tmp_path, wheel, seeds):
-    weak, blob, _ = seeds
+    weak = seeds[0]
     bin_dir = _venv(tmp_path / "extras", wheel, "[demo]")
     elf = weak.cwd / weak.elf
     analyze = _run(bin_dir, "weaklink", "analyze", elf, "--plot", tmp_path / "a.png", cwd=tmp_path)
