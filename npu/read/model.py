@@ -18,7 +18,7 @@ from npu.decode import Command, command_table, decode_stream
 from npu.errors import InputError
 from weaklink.errors import read_input
 from npu.hw import commands_for_product
-from npu.read.blob import VelaIO, is_blob, read_blob
+from npu.read.blob import VelaIO, _io_from_npz, is_blob, read_blob
 from npu.read.cop1 import Cop1Payload, parse_cop1
 
 NPZ_KEYS = ("cmd_data", "weight_data", "scratch_shape", "scratch_fast_shape")
@@ -33,6 +33,7 @@ class Model:
     region_sizes: dict[int, int] = field(default_factory=dict)   # region -> bytes Vela needs
     inputs: tuple[VelaIO, ...] = ()
     outputs: tuple[VelaIO, ...] = ()
+    weight_data: bytes | None = None    # region 0's bytes, when the container holds them
 
     @property
     def product(self) -> int | None:
@@ -56,7 +57,8 @@ def _npz(data: bytes, path) -> tuple[bytes, dict[int, int]]:
     fast = int(np.prod(npz["scratch_fast_shape"]))
     if fast:
         sizes[int(npz["scratch_fast_region"]) if "scratch_fast_region" in keys else 2] = fast
-    return bytes(npz["cmd_data"].item()), sizes
+    ios = tuple(_io_from_npz(npz, p) if f"{p}_shape" in keys else () for p in ("input", "output"))
+    return bytes(npz["cmd_data"].item()), sizes, ios, bytes(npz["weight_data"].item())
 
 
 def _tflite(data: bytes, path) -> tuple[bytes, dict[int, int]]:
@@ -91,15 +93,16 @@ def load_model(source: str | Path | bytes, path: str | Path | None = None) -> Mo
         data = read_input(source, what="model file")
     else:
         data = bytes(source)
-    sizes, ios = {}, ((), ())
+    sizes, ios, weights = {}, ((), ()), None
     if data[:2] == b"PK":
-        container, (cmd, sizes) = "npz", _npz(data, path)
+        container, (cmd, sizes, ios, weights) = "npz", _npz(data, path)
     elif data[4:8] == b"TFL3":
         container, (cmd, sizes) = "tflite", _tflite(data, path)
     elif is_blob(data):
         blob = read_blob(data, path)
         container, cmd = "blob", blob.cmd_data
         sizes, ios = {0: len(blob.weight_data), 1: blob.scratch_size}, (blob.inputs, blob.outputs)
+        weights = blob.weight_data
     elif data[:4] == b"COP1":
         container, cmd = "cop1", data
     else:
@@ -112,4 +115,4 @@ def load_model(source: str | Path | bytes, path: str | Path | None = None) -> Mo
     except KeyError:
         raise InputError(path, f"OPTIMIZER_CONFIG names unknown product {cop1.product}", 8) from None
     commands = decode_stream(cop1.stream, table, path)
-    return Model(path, container, cop1, tuple(commands), sizes, *ios)
+    return Model(path, container, cop1, tuple(commands), sizes, *ios, weights)

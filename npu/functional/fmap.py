@@ -1,0 +1,103 @@
+"""Feature maps in memory: NHWC or NHCWB16, 8/16/32-bit, split in up to four tiles.
+
+Facts (Ethos-U55/U65 register definitions as Vela writes them):
+- ``<FM>_BASE0..3`` are the tiles: tile 0 is HEIGHT0 x WIDTH0 rows/columns; tile 1 is right
+  of it (rows counted by HEIGHT1); tiles 2 and 3 are below tiles 0 and 1.
+- NHWC: byte offset ``y*STRIDE_Y + x*STRIDE_X + c*element``; NHCWB16: channels in bricks of
+  16, ``y*STRIDE_Y + x*STRIDE_X + (c // 16)*STRIDE_C + (c % 16)*element``.
+- ``ZERO_POINT`` is a 16-bit field, read as signed for signed activations.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from npu.functional.memory import AddressSpace
+
+BITS = {"ACTIVATION_PRECISION_B8": 8, "ACTIVATION_PRECISION_B16": 16, "ACTIVATION_PRECISION_B32": 32,
+        "ACTIVATION_PRECISION_B64": 64}
+DTYPES = {(8, True): "<i1", (8, False): "<u1", (16, True): "<i2", (16, False): "<u2",
+          (32, True): "<i4", (32, False): "<u4"}
+
+
+def field(regs: dict, cmd: str, name: str, default=0):
+    return regs.get(cmd, {}).get(name, default)
+
+
+def signed16(v: int) -> int:
+    return v - 0x10000 if v & 0x8000 else v
+
+
+@dataclass(frozen=True)
+class FeatureMap:
+    name: str                       # IFM, IFM2, OFM
+    region: int
+    bases: tuple[int, int, int, int]
+    h0: int
+    h1: int
+    w0: int
+    strides: tuple[int, int, int]   # y, x, c in bytes
+    bits: int
+    signed: bool
+    brick: bool                     # NHCWB16
+    zero_point: int
+    round_mode: str
+    scale_mode: str
+
+    @classmethod
+    def from_regs(cls, regs: dict, name: str) -> "FeatureMap":
+        p = f"NPU_SET_{name}_"
+        prec = regs.get(p + "PRECISION", {})
+        signed = prec.get("activation_type", "ACTIVATION_TYPE_SIGNED").endswith("SIGNED") and \
+            not prec.get("activation_type", "").endswith("UNSIGNED")
+        zp = field(regs, p + "ZERO_POINT", "zero_point")
+        return cls(name, field(regs, p + "REGION", "region"),
+                   tuple(field(regs, f"{p}BASE{i}", "addr") for i in range(4)),
+                   field(regs, p + "HEIGHT0_M1", "height_m1") + 1, field(regs, p + "HEIGHT1_M1", "height_m1") + 1,
+                   field(regs, p + "WIDTH0_M1", "width_m1") + 1,
+                   tuple(field(regs, f"{p}STRIDE_{a}", "addr") for a in "YXC"),
+                   BITS.get(prec.get("activation_precision", ""), 8), signed,
+                   prec.get("activation_format", "").endswith("NHCWB16"),
+                   signed16(zp) if signed else zp, prec.get("round_mode", "ROUND_MODE_DBL"),
+                   prec.get("scale_mode", ""))
+
+    @property
+    def element(self) -> int:
+        return self.bits // 8
+
+    def offsets(self, h: int, w: int, c: int) -> np.ndarray:
+        """Byte offset in the region of every (y, x, c) element, shape (h, w, c)."""
+        sy, sx, sc = self.strides
+        y, x, ch = np.arange(h), np.arange(w), np.arange(c)
+        right = x >= self.w0
+        below = y[:, None] >= np.where(right, self.h1, self.h0)[None, :]          # (h, w)
+        tile = right[None, :].astype(np.int64) + 2 * below
+        ty = y[:, None] - np.where(below, np.where(right, self.h1, self.h0)[None, :], 0)
+        tx = x - np.where(right, self.w0, 0)
+        base = np.asarray(self.bases, dtype=np.int64)[tile]
+        plane = base + ty * sy + tx[None, :] * sx                                  # (h, w)
+        if self.brick:
+            cpart = (ch // 16) * sc + (ch % 16) * self.element
+        else:
+            cpart = ch * self.element
+        return plane[:, :, None] + cpart[None, None, :]
+
+    def _bytes_at(self, offsets: np.ndarray) -> np.ndarray:
+        return offsets[..., None] + np.arange(self.element)
+
+    def read(self, mem: AddressSpace, h: int, w: int, c: int, what: str) -> np.ndarray:
+        """The (h, w, c) values as int64."""
+        idx = self._bytes_at(self.offsets(h, w, c))
+        mem.check(self.region, int(idx.min()), int(idx.max()) + 1, what)
+        raw = mem.region(self.region, what)[idx]                                  # (h, w, c, element)
+        return np.ascontiguousarray(raw).view(DTYPES[(self.bits, self.signed)])[..., 0].astype(np.int64)
+
+    def write(self, mem: AddressSpace, values: np.ndarray, what: str, op: str, cmd_offset: int):
+        h, w, c = values.shape
+        idx = self._bytes_at(self.offsets(h, w, c))
+        lo, hi = int(idx.min()), int(idx.max()) + 1
+        mem.check(self.region, lo, hi, what)
+        data = values.astype(DTYPES[(self.bits, self.signed)]).view(np.uint8).reshape(idx.shape)
+        mem.region(self.region, what)[idx] = data
+        mem.record(op, cmd_offset, self.region, lo, hi)
