@@ -56,13 +56,17 @@ def run_functional(model, accelerator, placement: dict[int, tuple[int, int]], in
     """placement: region -> (base address, size in bytes)."""
     if accelerator.is_u85:
         raise InputError(model.path, U85_REFUSAL)
+    if accelerator.cores > 1:
+        raise InputError(model.path, f"--functional: {accelerator.name} splits weights across {accelerator.cores} "
+                                     "cores; the functional engine models single-core configs")
     if model.weight_data is None or not model.inputs or not model.outputs:
         raise InputError(model.path, f"a {model.container} holds no weights or input/output placement: "
                                      "functional runs need Vela's raw .npz or the vela_bin_stream blob")
     sizes = {r: size for r, (_, size) in placement.items()}
     sizes[0] = max(sizes.get(0, 0), len(model.weight_data))
     mem = AddressSpace.build({r: a for r, (a, _) in placement.items()}, sizes)
-    mem.load(0, 0, model.weight_data, "weights")
+    if model.weight_data:
+        mem.load(0, 0, model.weight_data, "weights")
     _place_inputs(mem, model, inputs, model.path)
     engine = Engine(model.commands, mem, accelerator.ofm_ublock[2], model.path)
     engine.run()
