@@ -9,6 +9,7 @@ Facts (Ethos-U55/U65 register definitions as Vela writes them):
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -19,6 +20,12 @@ BITS = {"ACTIVATION_PRECISION_B8": 8, "ACTIVATION_PRECISION_B16": 16, "ACTIVATIO
         "ACTIVATION_PRECISION_B64": 64}
 DTYPES = {(8, True): "<i1", (8, False): "<u1", (16, True): "<i2", (16, False): "<u2",
           (32, True): "<i4", (32, False): "<u4"}
+
+
+@functools.lru_cache(maxsize=1024)
+def _offsets(fm: "FeatureMap", h: int, w: int, c: int) -> np.ndarray:
+    """Cached: a stream repeats the same feature-map layouts op after op."""
+    return fm._offsets(h, w, c)
 
 
 def field(regs: dict, cmd: str, name: str, default=0):
@@ -66,8 +73,12 @@ class FeatureMap:
     def element(self) -> int:
         return self.bits // 8
 
-    def offsets(self, h: int, w: int, c: int) -> np.ndarray:
-        """Byte offset in the region of every (y, x, c) element, shape (h, w, c)."""
+    def offsets(self, h: int, w: int, c: int) -> tuple[np.ndarray, int, int]:
+        """Byte offset in the region of every element byte, shape (h, w, c, element), and
+        the lowest and one-past-highest offset."""
+        return _offsets(self, h, w, c)
+
+    def _offsets(self, h: int, w: int, c: int) -> np.ndarray:
         sy, sx, sc = self.strides
         y, x, ch = np.arange(h), np.arange(w), np.arange(c)
         right = x >= self.w0
@@ -81,22 +92,20 @@ class FeatureMap:
             cpart = (ch // 16) * sc + (ch % 16) * self.element
         else:
             cpart = ch * self.element
-        return plane[:, :, None] + cpart[None, None, :]
-
-    def _bytes_at(self, offsets: np.ndarray) -> np.ndarray:
-        return offsets[..., None] + np.arange(self.element)
+        out = plane[:, :, None, None] + cpart[None, None, :, None] + np.arange(self.element)
+        out.flags.writeable = False
+        return out, int(out.min()), int(out.max()) + 1
 
     def read(self, mem: AddressSpace, h: int, w: int, c: int, what: str) -> np.ndarray:
         """The (h, w, c) values as int64."""
-        idx = self._bytes_at(self.offsets(h, w, c))
-        mem.check(self.region, int(idx.min()), int(idx.max()) + 1, what)
+        idx, lo, hi = self.offsets(h, w, c)
+        mem.check(self.region, lo, hi, what)
         raw = mem.region(self.region, what)[idx]                                  # (h, w, c, element)
         return np.ascontiguousarray(raw).view(DTYPES[(self.bits, self.signed)])[..., 0].astype(np.int64)
 
     def write(self, mem: AddressSpace, values: np.ndarray, what: str, op: str, cmd_offset: int):
         h, w, c = values.shape
-        idx = self._bytes_at(self.offsets(h, w, c))
-        lo, hi = int(idx.min()), int(idx.max()) + 1
+        idx, lo, hi = self.offsets(h, w, c)
         mem.check(self.region, lo, hi, what)
         data = values.astype(DTYPES[(self.bits, self.signed)]).view(np.uint8).reshape(idx.shape)
         mem.region(self.region, what)[idx] = data

@@ -29,15 +29,17 @@ def decode_scales(stream: bytes, channels: int) -> tuple[np.ndarray, np.ndarray,
 
 
 def _trunc_shift(x: np.ndarray, n) -> np.ndarray:
-    """x / 2**n rounded toward zero (C integer division by a power of two)."""
-    return np.where(x >= 0, x >> n, -((-x) >> n))
+    """x / 2**n rounded toward zero (C integer division by a power of two): a negative x
+    gets 2**n - 1 added before the arithmetic shift."""
+    bias = (x >> 63) & ((np.int64(1) << n) - 1)
+    return (x + bias) >> n
 
 
 def _round_shift_away(x: np.ndarray, n) -> np.ndarray:
     """gemmlowp RoundingDivideByPOT: x / 2**n, ties away from zero."""
     n = np.asarray(n, dtype=np.int64)
     mask = (np.int64(1) << n) - 1
-    threshold = (mask >> 1) + (x < 0)
+    threshold = (mask >> 1) - (x >> 63)                   # +1 below zero: ties away from zero
     return (x >> n) + ((x & mask) > threshold)
 
 
@@ -48,10 +50,14 @@ def _double_round(x: np.ndarray, scale, shift) -> np.ndarray:
     shift = np.asarray(shift, dtype=np.int64)
     left = np.maximum(31 - shift, 0)
     right = np.maximum(shift - 31, 0)
-    ab = (x << left) * scale
-    nudge = np.where(ab >= 0, np.int64(1 << 30), np.int64(1 - (1 << 30)))
-    high = _trunc_shift(ab + nudge, 31)
-    return _round_shift_away(high, right)
+    ab = (x << left) if left.any() else x.copy()
+    ab *= scale
+    # nudge: +2**30 for ab >= 0, 1 - 2**30 below zero; then truncate toward zero at bit 31
+    negative = ab >> 63                                   # 0 or -1
+    ab += np.int64(1 << 30) + (negative & np.int64(1 - (1 << 31)))
+    ab += negative & np.int64((1 << 31) - 1)
+    ab >>= 31
+    return _round_shift_away(ab, right)
 
 
 def rescale(x: np.ndarray, scale, shift, round_mode: str) -> np.ndarray:

@@ -91,7 +91,14 @@ def stream_order(t: Traversal) -> np.ndarray:
 
 
 def decode_weights(stream: bytes, t: Traversal, where: str = "weight stream") -> np.ndarray:
-    """The (cout, kh, kw, cin) int32 weights (zero point already removed) of one stream."""
+    """The (cout, kh, kw, cin) int32 weights (zero point already removed) of one stream.
+    Cached by the stream's bytes: the bytes are always read from the emulated memory, so
+    a corrupted stream decodes afresh."""
+    return _decode(bytes(stream), t, where)
+
+
+@functools.lru_cache(maxsize=512)
+def _decode(stream: bytes, t: Traversal, where: str) -> np.ndarray:
     from ethosu import mlw_codec
     try:
         values = np.asarray(mlw_codec.decode(bytearray(stream)), dtype=np.int32)
@@ -104,4 +111,6 @@ def decode_weights(stream: bytes, t: Traversal, where: str = "weight stream") ->
     out = np.zeros(t.cout * t.kh * t.kw * cin, dtype=np.int32)
     used = order >= 0
     out[order[used]] = values[:len(order)][used]
-    return out.reshape(t.cout, t.kh, t.kw, cin)
+    out = out.reshape(t.cout, t.kh, t.kw, cin)
+    out.flags.writeable = False
+    return out

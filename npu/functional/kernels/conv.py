@@ -2,7 +2,7 @@
 
 The NPU pads with the IFM zero point, which is zero once the zero point is subtracted.
 Accumulation is exact: int8 x int9 products summed over at most a few hundred thousand
-terms stay far below 2**53, so float64 BLAS gives the integer result exactly.
+terms stay far below 2**53, so float64 arithmetic (and BLAS) gives the integer result.
 """
 from __future__ import annotations
 
@@ -10,32 +10,54 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 
+def padded(ifm: np.ndarray, kernel, stride, dilation, pad, out_hw, fill=0) -> np.ndarray:
+    """The IFM with the padding the kernel window sees, cropped to what the OFM needs."""
+    (kh, kw), (sy, sx), (dy, dx) = kernel, stride, dilation
+    oh, ow = out_hw
+    need_h, need_w = (oh - 1) * sy + (kh - 1) * dy + 1, (ow - 1) * sx + (kw - 1) * dx + 1
+    top, left = pad[0], pad[1]
+    h, w, c = ifm.shape
+    if top == 0 and left == 0 and need_h <= h and need_w <= w:
+        return ifm[:need_h, :need_w]
+    out = np.full((need_h, need_w, c), fill, dtype=ifm.dtype)
+    rows, cols = min(h, need_h - top), min(w, need_w - left)
+    out[top:top + rows, left:left + cols] = ifm[:rows, :cols]
+    return out
+
+
 def windows(ifm: np.ndarray, kernel, stride, dilation, pad, out_hw, fill=0) -> np.ndarray:
     """(OH, OW, C, KH, KW) views of the padded IFM (pad = top, left, bottom, right)."""
     (kh, kw), (sy, sx), (dy, dx) = kernel, stride, dilation
     oh, ow = out_hw
-    span_h, span_w = (kh - 1) * dy + 1, (kw - 1) * dx + 1
-    need_h, need_w = (oh - 1) * sy + span_h, (ow - 1) * sx + span_w
-    top, left = pad[0], pad[1]
-    h, w, c = ifm.shape
-    bottom, right = max(need_h - top - h, 0), max(need_w - left - w, 0)
-    padded = np.pad(ifm, ((top, bottom), (left, right), (0, 0)), constant_values=fill)[:need_h, :need_w]
-    view = sliding_window_view(padded, (span_h, span_w), axis=(0, 1))
+    p = padded(ifm, kernel, stride, dilation, pad, out_hw, fill)
+    view = sliding_window_view(p, ((kh - 1) * dy + 1, (kw - 1) * dx + 1), axis=(0, 1))
     return view[::sy, ::sx, :, ::dy, ::dx][:oh, :ow]
 
 
 def conv2d(ifm, weights, stride, dilation, pad, out_hw) -> np.ndarray:
     """weights (Cout, KH, KW, Cin) -> accumulators (OH, OW, Cout) int64."""
     cout, kh, kw, cin = weights.shape
-    win = windows(ifm, (kh, kw), stride, dilation, pad, out_hw)          # (OH, OW, Cin, KH, KW)
-    oh, ow = win.shape[:2]
-    cols = win.transpose(0, 1, 3, 4, 2).reshape(oh * ow, kh * kw * cin).astype(np.float64)
-    acc = cols @ weights.reshape(cout, -1).T.astype(np.float64)
-    return np.rint(acc).astype(np.int64).reshape(oh, ow, cout)
+    oh, ow = out_hw
+    w = weights.reshape(cout, -1).T.astype(np.float64)
+    if kh == kw == 1:
+        p = padded(ifm, (1, 1), stride, dilation, pad, out_hw)[::stride[0], ::stride[1]][:oh, :ow]
+        cols = p.reshape(oh * ow, cin).astype(np.float64)
+    else:
+        win = windows(ifm, (kh, kw), stride, dilation, pad, out_hw)          # (OH, OW, Cin, KH, KW)
+        cols = win.transpose(0, 1, 3, 4, 2).astype(np.float64).reshape(oh * ow, kh * kw * cin)
+    return (cols @ w).astype(np.int64).reshape(oh, ow, cout)
 
 
 def depthwise2d(ifm, weights, stride, dilation, pad, out_hw) -> np.ndarray:
-    """weights (C, KH, KW, 1) -> accumulators (OH, OW, C) int64."""
+    """weights (C, KH, KW, 1) -> accumulators (OH, OW, C) int64: one multiply-add per tap."""
     c, kh, kw, _ = weights.shape
-    win = windows(ifm[:, :, :c], (kh, kw), stride, dilation, pad, out_hw)  # (OH, OW, C, KH, KW)
-    return np.einsum("hwckl,ckl->hwc", win, weights[..., 0].astype(np.int64))
+    (sy, sx), (dy, dx) = stride, dilation
+    oh, ow = out_hw
+    p = padded(ifm[:, :, :c].astype(np.float64), (kh, kw), stride, dilation, pad, out_hw)
+    w = weights[..., 0].astype(np.float64)
+    acc = np.zeros((oh, ow, c), dtype=np.float64)
+    for i in range(kh):
+        for j in range(kw):
+            tap = p[i * dy:i * dy + (oh - 1) * sy + 1:sy, j * dx:j * dx + (ow - 1) * sx + 1:sx]
+            acc += tap * w[:, i, j]
+    return acc.astype(np.int64)
