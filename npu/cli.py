@@ -9,8 +9,7 @@ import sys
 from npu.api import run
 from npu.driver import Base
 from npu.emulate.engine import DEFAULT_BUDGET
-from npu.errors import InputError
-from weaklink.errors import exit_status
+from npu.errors import InputError, exit_status
 from npu.hw import accelerator_names
 from npu.read.model import load_model
 from npu.soc import NUM_REGIONS, soc_names

@@ -15,8 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from npu.decode import Command, command_table, decode_stream
-from npu.errors import InputError
-from weaklink.errors import read_input
+from npu.errors import InputError, read_input
 from npu.hw import commands_for_product
 from npu.read.blob import VelaIO, _io_from_npz, is_blob, read_blob
 from npu.read.cop1 import Cop1Payload, parse_cop1
