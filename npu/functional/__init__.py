@@ -14,7 +14,7 @@ import numpy as np
 
 from npu.errors import InputError
 from npu.functional.engine import Engine
-from npu.functional.memory import AddressSpace, Write
+from npu.functional.memory import Access, AddressSpace
 
 __all__ = ["FunctionalRun", "run_functional", "U85_REFUSAL"]
 
@@ -26,8 +26,9 @@ DTYPE = {1: np.int8, 2: np.int16, 4: np.int32}
 @dataclass(frozen=True)
 class FunctionalRun:
     outputs: tuple[np.ndarray, ...]
-    writes: tuple[Write, ...]          # every NPU write: operation, region, absolute range
+    writes: tuple[Access, ...]         # every NPU write: operation, region, absolute range
     kernels: int
+    reads: tuple[Access, ...] = ()     # every NPU read, in the same form
 
 
 def _place_inputs(mem: AddressSpace, model, inputs, path):
@@ -70,4 +71,4 @@ def run_functional(model, accelerator, placement: dict[int, tuple[int, int]], in
     _place_inputs(mem, model, inputs, model.path)
     engine = Engine(model.commands, mem, accelerator.ofm_ublock[2], model.path)
     engine.run()
-    return FunctionalRun(_read_outputs(mem, model), tuple(mem.writes), engine.kernels)
+    return FunctionalRun(_read_outputs(mem, model), tuple(mem.writes), engine.kernels, tuple(mem.reads))

@@ -71,12 +71,14 @@ class Engine:
             if name.startswith("NPU_SET_"):
                 regs[name] = cmd.fields
             elif name in KERNELS:
+                self.mem.seq += 1
                 self._kernel(KERNELS[name], regs, cmd)
                 self.kernels += 1
             elif name in UNSUPPORTED:
                 raise InputError(self.path, f"{name}: the functional engine has no {UNSUPPORTED[name]} kernel",
                                  cmd.offset)
             elif name == "NPU_OP_DMA_START":
+                self.mem.seq += 1
                 self._dma(regs, cmd)
             elif name == "NPU_OP_STOP":
                 break
@@ -89,19 +91,21 @@ class Engine:
         src, dst = field(regs, "NPU_SET_DMA0_SRC", "addr"), field(regs, "NPU_SET_DMA0_DST", "addr")
         what = f"DMA at stream offset 0x{cmd.offset:06x}"
         data = self.mem.read(src_r.get("region", 0), src, length, what + " (source)")
+        self.mem.record("DMA", cmd.offset, src_r.get("region", 0), src, src + length, "DMA source", write=False)
         if dst_r.get("region_mode", "DMA_REGION_MODE_EXTERNAL").endswith("EXTERNAL"):
             self.mem.load(dst_r.get("region", 0), dst, data, what + " (destination)")
-            self.mem.record("DMA", cmd.offset, dst_r.get("region", 0), dst, dst + length)
+            self.mem.record("DMA", cmd.offset, dst_r.get("region", 0), dst, dst + length, "DMA destination")
         else:                                                   # into SHRAM: the LUT
             if len(self.shram) < dst + length:
                 self.shram = np.concatenate([self.shram, np.zeros(dst + length - len(self.shram), np.uint8)])
             self.shram[dst:dst + length] = np.frombuffer(data, dtype=np.uint8)
 
     # -- kernels -------------------------------------------------------------------------
-    def _stream(self, regs, name: str, what: str) -> bytes:
+    def _stream(self, regs, name: str, what: str, op: str, cmd) -> bytes:
         region = field(regs, f"NPU_SET_{name}_REGION", "region")
         base = field(regs, f"NPU_SET_{name}_BASE", "addr")
         length = field(regs, f"NPU_SET_{name}_LENGTH", "length")
+        self.mem.record(op, cmd.offset, region, base, base + length, name.lower(), write=False)
         return self.mem.read(region, base, length, what)
 
     def _kernel(self, op: str, regs, cmd):
@@ -115,11 +119,11 @@ class Engine:
             ifm = FeatureMap.from_regs(regs, "IFM")
             ic = field(regs, "NPU_SET_IFM_DEPTH_M1", "depth_m1") + 1
             ih, iw = geo.ifm_hw()
-            x = ifm.read(self.mem, ih, iw, ic, what + " IFM") - ifm.zero_point
+            x = ifm.read(self.mem, ih, iw, ic, what + " IFM", op, cmd.offset) - ifm.zero_point
             if op == "POOL":
                 values = self._pool(regs, cmd, geo, x, ofm)
             else:
-                values = self._conv(op, regs, geo, x, ic, ofm, what)
+                values = self._conv(op, regs, cmd, geo, x, ic, ofm, what)
         lo, hi = (signed16(field(regs, f"NPU_SET_ACTIVATION_{b}", "clip_boundary", d)) for b, d in
                   (("MIN", 0x8000), ("MAX", 0x7FFF)))
         act = regs.get("NPU_SET_ACTIVATION", {}).get("activation_function", "ACTIVATION_FUNCTION_RELU")
@@ -131,7 +135,7 @@ class Engine:
     def _ofm_scale(self, regs):
         return (field(regs, "NPU_SET_OFM_SCALE", "scale", 1), field(regs, "NPU_SET_OFM_SCALE", "shift"))
 
-    def _conv(self, op, regs, geo, x, ic, ofm, what):
+    def _conv(self, op, regs, cmd, geo, x, ic, ofm, what):
         oh, ow, oc = geo.ofm_shape
         order = regs.get("NPU_SET_KERNEL_STRIDE", {}).get("weight_order", "")
         kind = "depthwise" if op == "DEPTHWISE" else ("part_kernel" if order.endswith("PART_KERNEL_FIRST")
@@ -140,7 +144,7 @@ class Engine:
         bits = x.dtype.itemsize and FeatureMap.from_regs(regs, "IFM").bits
         t = Traversal(kind, *geo.kernel, 1 if kind == "depthwise" else ic, oc, block, IFM_UBLOCK_DEPTH,
                       self.ofm_ublock, geo.dilation, bits)
-        w = decode_weights(self._stream(regs, "WEIGHT", what + " weights"), t, what + " weight stream")
+        w = decode_weights(self._stream(regs, "WEIGHT", what + " weights", op, cmd), t, what + " weight stream")
         if kind == "depthwise":
             acc = depthwise2d(x, w, geo.stride, geo.dilation, geo.pad, (oh, ow))
         else:
@@ -148,7 +152,7 @@ class Engine:
         if ofm.scale_mode.endswith("GLOBAL"):
             scale, shift = self._ofm_scale(regs)
             return rescale(acc, scale, shift, ofm.round_mode)
-        bias, scale, shift = decode_scales(self._stream(regs, "SCALE", what + " scales"), oc)
+        bias, scale, shift = decode_scales(self._stream(regs, "SCALE", what + " scales", op, cmd), oc)
         return rescale(acc + bias, scale, shift, ofm.round_mode)
 
     def _pool(self, regs, cmd, geo, x, ofm):
@@ -173,7 +177,7 @@ class Engine:
         oh, ow, oc = geo.ofm_shape
         mode = cmd.fields.get("elementwise_mode", "")
         ifm = FeatureMap.from_regs(regs, "IFM")
-        a = ifm.read(self.mem, oh, ow, oc, what + " IFM") - ifm.zero_point
+        a = ifm.read(self.mem, oh, ow, oc, what + " IFM", "ELEMENTWISE", cmd.offset) - ifm.zero_point
         bc = regs.get("NPU_SET_IFM2_BROADCAST", {})
         ifm2 = FeatureMap.from_regs(regs, "IFM2")
         if bc.get("broadcast_constant", "").endswith("ENABLE"):
@@ -183,7 +187,7 @@ class Engine:
             shape = (1 if bc.get("broadcast_h", "").endswith("ENABLE") else oh,
                      1 if bc.get("broadcast_w", "").endswith("ENABLE") else ow,
                      1 if bc.get("broadcast_c", "").endswith("ENABLE") else oc)
-            b = ifm2.read(self.mem, *shape, what + " IFM2") - ifm2.zero_point
+            b = ifm2.read(self.mem, *shape, what + " IFM2", "ELEMENTWISE", cmd.offset) - ifm2.zero_point
         b = np.broadcast_to(b, a.shape)
         if bc.get("operand_order", "").endswith("ORDER_A"):
             a, b = b, a

@@ -96,10 +96,12 @@ class FeatureMap:
         out.flags.writeable = False
         return out, int(out.min()), int(out.max()) + 1
 
-    def read(self, mem: AddressSpace, h: int, w: int, c: int, what: str) -> np.ndarray:
+    def read(self, mem: AddressSpace, h: int, w: int, c: int, what: str, op: str = "", cmd_offset: int = 0
+             ) -> np.ndarray:
         """The (h, w, c) values as int64."""
         idx, lo, hi = self.offsets(h, w, c)
         mem.check(self.region, lo, hi, what)
+        mem.record(op, cmd_offset, self.region, lo, hi, self.name, write=False)
         raw = mem.region(self.region, what)[idx]                                  # (h, w, c, element)
         return np.ascontiguousarray(raw).view(DTYPES[(self.bits, self.signed)])[..., 0].astype(np.int64)
 
@@ -109,4 +111,4 @@ class FeatureMap:
         mem.check(self.region, lo, hi, what)
         data = values.astype(DTYPES[(self.bits, self.signed)]).view(np.uint8).reshape(idx.shape)
         mem.region(self.region, what)[idx] = data
-        mem.record(op, cmd_offset, self.region, lo, hi)
+        mem.record(op, cmd_offset, self.region, lo, hi, self.name)

@@ -13,14 +13,19 @@ import numpy as np
 from npu.errors import InputError
 
 
-@dataclass
-class Write:
-    """One NPU write: which operation, which region and absolute address range."""
+@dataclass(frozen=True)
+class Access:
+    """One NPU read or write: which operation, which region, which absolute address range."""
     op: str
     offset: int           # command-stream offset of the operation
+    seq: int              # the operation's place in execution order
     region: int
     start: int            # absolute addresses
     end: int
+    what: str = ""        # IFM, OFM, weights, DMA destination, ...
+
+
+Write = Access
 
 
 @dataclass
@@ -28,7 +33,9 @@ class AddressSpace:
     bases: dict[int, int]                       # region -> base address
     sizes: dict[int, int]                       # region -> bytes
     views: dict[int, np.ndarray] = field(default_factory=dict)
-    writes: list[Write] = field(default_factory=list)
+    writes: list[Access] = field(default_factory=list)
+    reads: list[Access] = field(default_factory=list)
+    seq: int = 0                                # the operation being executed
 
     @classmethod
     def build(cls, bases: dict[int, int], sizes: dict[int, int]) -> "AddressSpace":
@@ -66,6 +73,7 @@ class AddressSpace:
         self.check(r, offset, offset + length, what)
         return self.region(r, what)[offset:offset + length].tobytes()
 
-    def record(self, op: str, cmd_offset: int, r: int, lo: int, hi: int):
+    def record(self, op: str, cmd_offset: int, r: int, lo: int, hi: int, what: str = "", write: bool = True):
         base = self.bases.get(r, 0)
-        self.writes.append(Write(op, cmd_offset, r, base + lo, base + hi))
+        (self.writes if write else self.reads).append(
+            Access(op, cmd_offset, self.seq, r, base + lo, base + hi, what))

@@ -35,7 +35,7 @@ ANALYSIS_RULES = ("near-miss-override", "override-not-extracted")
 def check(elf_path: str | Path, *, accelerator: str, system_config: str, memory_mode: str,
           soc: str | None = None, map_path: str | Path | None = None,
           model_path: str | Path | None = None, binding: str | Path = "executorch-arm",
-          vela_ini: str | Path | None = None) -> CheckReport:
+          vela_ini: str | Path | None = None, functional: bool = False) -> CheckReport:
     elf_path = str(elf_path)
     acc = npu_accelerator(accelerator)
     board = load_soc(soc or default_soc(acc))
@@ -58,17 +58,29 @@ def check(elf_path: str | Path, *, accelerator: str, system_config: str, memory_
     needs = npu.region_needs(model, accelerator)
     findings += fast_scratch_findings(table, FAST_SCRATCH_REGION, needs, board, memory_mode)
 
-    # 5. emulate with the resolved bases
+    # 5. emulate with the resolved bases (--functional: also compute on bytes, issue 14)
     bases = [npu.Base(b.region, b.address, b.size) for b in table.bases]
+    inputs = None
+    if functional:
+        from weaklink.check.functional import default_inputs
+        inputs = default_inputs(model)
     result = npu.run(model, accelerator=accelerator, system_config=system_config,
                      memory_mode=memory_mode, soc=board.name, bases=bases, vela_ini=vela_ini,
-                     stream_address=table.stream_address)
+                     stream_address=table.stream_address, functional=functional, inputs=inputs)
+
+    # 6. --functional: corruption findings, and `wrong` when placing the regions apart changes the outputs
+    computed = None
+    if result.functional is not None:
+        from weaklink.read.image import Image
+        from weaklink.check.functional import functional_check
+        computed, corrupt = functional_check(model, table, Image(elf), result, accelerator)
+        findings += corrupt
 
     fast = table.base(FAST_SCRATCH_REGION)
     return CheckReport(file=elf_path, accelerator=accelerator, system_config=system_config,
                        memory_mode=memory_mode, soc=board.name, table=table,
                        fast_scratch=_fast_scratch(fast, board), regions_used=sorted(needs),
-                       needs=needs, findings=tuple(findings), run=result)
+                       needs=needs, findings=tuple(findings), run=result, functional=computed)
 
 
 def _attributed(table, analysis):

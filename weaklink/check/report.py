@@ -40,14 +40,17 @@ class CheckReport:
     findings: tuple[Finding, ...]
     run: object                              # npu.RunResult
     extra: dict = field(default_factory=dict)
+    functional: object | None = None         # weaklink.check.functional.FunctionalCheck (--functional)
 
     @property
     def verdict(self) -> str:
+        if self.run.status == "ok" and self.functional is not None and not self.functional.outputs_equal:
+            return "wrong"                   # completes, but computes other outputs (issue 14)
         return self.run.status
 
     @property
     def cycles(self) -> int | None:
-        return int(self.run.cycles["total"]) if self.verdict == "ok" else None
+        return int(self.run.cycles["total"]) if self.run.status == "ok" else None
 
     @property
     def exit_code(self) -> int:
@@ -56,12 +59,22 @@ class CheckReport:
     @property
     def diagnosis(self) -> str | None:
         """From the NPU fault back to the symbol that set the faulting region's base."""
+        if self.verdict == "wrong":
+            return self._wrong_diagnosis()
         if self.verdict == "ok" or not self.run.diagnosis:
             return None
         region = self.run.fault_region
         base = self.table.base(region) if region is not None else None
         head = f"{_provenance(base)} → " if base is not None else ""
         return f"{head}NPU {self.run.diagnosis} → {self.verdict}"
+
+    def _wrong_diagnosis(self) -> str:
+        first = self.functional.corruptions[0] if self.functional.corruptions else None
+        if first is None:
+            return "the outputs differ from a run with every region placed apart → wrong"
+        base = self.table.base(first.write.region)
+        head = f"{_provenance(base)} → " if base is not None else ""
+        return f"{head}NPU {first.message} → outputs differ from a run with every region placed apart → wrong"
 
     def to_json(self) -> dict:
         ports = {b.region: b for b in self.run.bases}
@@ -83,6 +96,7 @@ class CheckReport:
                       "region_needs": {str(k): v for k, v in sorted(self.needs.items())}},
             "finding_details": [f.to_json() for f in self.findings],
             "emulation": self.run.to_json(),
+            **({"functional": self.functional.to_json()} if self.functional is not None else {}),
             **self.extra,
         }
 
@@ -104,6 +118,10 @@ class CheckReport:
             lines.append("")
             for f in sorted(self.findings, key=lambda f: SEVERITIES.index(f.severity)):
                 lines.append(f"{f.severity}: [{f.rule}] {f.message}")
+        if self.functional is not None:
+            f = self.functional.to_json()
+            lines += ["", f"functional: {f['output_bytes'] - f['output_bytes_differing']} of {f['output_bytes']} "
+                          "output bytes equal to a run with every region placed apart"]
         if self.diagnosis:
             lines += ["", f"diagnosis: {self.diagnosis}"]
         return "\n".join(lines)
