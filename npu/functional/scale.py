@@ -36,26 +36,36 @@ def _trunc_shift(x: np.ndarray, n) -> np.ndarray:
 
 
 def _round_shift_away(x: np.ndarray, n) -> np.ndarray:
-    """gemmlowp RoundingDivideByPOT: x / 2**n, ties away from zero."""
+    """gemmlowp RoundingDivideByPOT: x / 2**n, ties away from zero. In place on x (int64).
+    Adding half (less one below zero) and shifting arithmetically is the same rounding."""
     n = np.asarray(n, dtype=np.int64)
-    mask = (np.int64(1) << n) - 1
-    threshold = (mask >> 1) - (x >> 63)                   # +1 below zero: ties away from zero
-    return (x >> n) + ((x & mask) > threshold)
+    if not n.any():
+        return x
+    half = np.where(n > 0, np.int64(1) << np.maximum(n - 1, 0), 0)
+    below = x >> 63                                       # -1 below zero, else 0
+    if not n.all():
+        below &= -(n > 0).astype(np.int64)                # no correction where n == 0
+    x += half
+    x += below
+    x >>= n
+    return x
 
 
 def _double_round(x: np.ndarray, scale, shift) -> np.ndarray:
     """TensorFlow Lite's MultiplyByQuantizedMultiplier with multiplier `scale` (Q31) and
-    right shift `shift - 31` (a left shift when `shift` < 31)."""
+    right shift `shift - 31` (a left shift when `shift` < 31).
+
+    SaturatingRoundingDoublingHighMul's nudge-and-truncate, (ab + nudge) / 2**31 with
+    nudge = 2**30 (ab >= 0) or 1 - 2**30 (ab < 0), equals floor((ab + 2**30) / 2**31) for
+    every ab: ties round toward +infinity. The saturating case (both operands INT32_MIN)
+    cannot occur: the scale is unsigned and below 2**31."""
     scale = np.asarray(scale, dtype=np.int64)
     shift = np.asarray(shift, dtype=np.int64)
     left = np.maximum(31 - shift, 0)
     right = np.maximum(shift - 31, 0)
     ab = (x << left) if left.any() else x.copy()
     ab *= scale
-    # nudge: +2**30 for ab >= 0, 1 - 2**30 below zero; then truncate toward zero at bit 31
-    negative = ab >> 63                                   # 0 or -1
-    ab += np.int64(1 << 30) + (negative & np.int64(1 - (1 << 31)))
-    ab += negative & np.int64((1 << 31) - 1)
+    ab += np.int64(1 << 30)
     ab >>= 31
     return _round_shift_away(ab, right)
 
