@@ -69,6 +69,6 @@ def run_functional(model, accelerator, placement: dict[int, tuple[int, int]], in
     if model.weight_data:
         mem.load(0, 0, model.weight_data, "weights")
     _place_inputs(mem, model, inputs, model.path)
-    engine = Engine(model.commands, mem, accelerator.ofm_ublock[2], model.path)
+    engine = Engine(model.commands, mem, accelerator.ofm_ublock[2], model.path, accelerator.shram_kb)
     engine.run()
     return FunctionalRun(_read_outputs(mem, model), tuple(mem.writes), engine.kernels, tuple(mem.reads))

@@ -22,6 +22,8 @@ from npu.functional.weights import IFM_UBLOCK_DEPTH, Traversal, decode_weights
 KERNELS = {"NPU_OP_CONV": "CONV", "NPU_OP_DEPTHWISE": "DEPTHWISE", "NPU_OP_POOL": "POOL",
            "NPU_OP_ELEMENTWISE": "ELEMENTWISE"}
 UNSUPPORTED = {"NPU_OP_RESIZE": "resize"}
+LUT_AREA = 2048           # U55/U65: the last 2 KB of SHRAM hold the activation lookup tables
+LUT_SLOT_8BIT = 256       # ACTIVATION_FUNCTION_TABLE_k of an 8-bit OFM: 256 one-byte entries
 
 
 @dataclass(frozen=True)
@@ -56,12 +58,12 @@ class Geometry:
 
 
 class Engine:
-    def __init__(self, commands, mem: AddressSpace, ofm_ublock_depth: int, path=None):
+    def __init__(self, commands, mem: AddressSpace, ofm_ublock_depth: int, path=None, shram_kb: int = 0):
         self.commands = commands
         self.mem = mem
         self.ofm_ublock = ofm_ublock_depth
         self.path = path
-        self.shram = np.zeros(0, dtype=np.uint8)           # LUT bytes a DMA put in SHRAM
+        self.shram = np.zeros(shram_kb * 1024, dtype=np.uint8)  # what DMAs put in SHRAM (the LUTs)
         self.kernels = 0
 
     def run(self):
@@ -96,8 +98,9 @@ class Engine:
             self.mem.load(dst_r.get("region", 0), dst, data, what + " (destination)")
             self.mem.record("DMA", cmd.offset, dst_r.get("region", 0), dst, dst + length, "DMA destination")
         else:                                                   # into SHRAM: the LUT
-            if len(self.shram) < dst + length:
-                self.shram = np.concatenate([self.shram, np.zeros(dst + length - len(self.shram), np.uint8)])
+            if dst + length > len(self.shram):
+                raise InputError(self.path, f"{what}: SHRAM bytes {dst}..{dst + length} are outside its "
+                                            f"{len(self.shram)} bytes", cmd.offset)
             self.shram[dst:dst + length] = np.frombuffer(data, dtype=np.uint8)
 
     # -- kernels -------------------------------------------------------------------------
@@ -128,9 +131,22 @@ class Engine:
                   (("MIN", 0x8000), ("MAX", 0x7FFF)))
         act = regs.get("NPU_SET_ACTIVATION", {}).get("activation_function", "ACTIVATION_FUNCTION_RELU")
         out = to_ofm(values, ofm.zero_point, lo, hi, ofm.bits, ofm.signed)
-        if act.endswith(("LUT", "TABLE_LOOKUP")) or "LUT_" in act and not act.endswith("NONE"):
-            raise InputError(self.path, f"{what}: activation {act} (LUT) is not modelled", cmd.offset)
+        if "TABLE_" in act:
+            out = self._lookup(out, int(act.rsplit("_", 1)[1]), ofm, what, cmd)
+        elif not act.endswith(("RELU", "NONE")):
+            raise InputError(self.path, f"{what}: activation {act} is not modelled", cmd.offset)
         ofm.write(self.mem, out.reshape(oh, ow, oc), what + " OFM", op, cmd.offset)
+
+    def _lookup(self, out, table: int, ofm, what, cmd):
+        """ACTIVATION_FUNCTION_TABLE_k, 8-bit: the clamped OFM value indexes slot k of the
+        LUT area (value + 128 for signed), and the entry is the output."""
+        if ofm.bits != 8:
+            raise InputError(self.path, f"{what}: a {ofm.bits}-bit lookup table is not modelled", cmd.offset)
+        start = len(self.shram) - LUT_AREA + table * LUT_SLOT_8BIT
+        if start < 0:
+            raise InputError(self.path, f"{what}: no SHRAM size known for the lookup table", cmd.offset)
+        lut = self.shram[start:start + LUT_SLOT_8BIT].view(np.int8 if ofm.signed else np.uint8)
+        return lut[out + (128 if ofm.signed else 0)].astype(np.int64)
 
     def _ofm_scale(self, regs):
         return (field(regs, "NPU_SET_OFM_SCALE", "scale", 1), field(regs, "NPU_SET_OFM_SCALE", "shift"))
