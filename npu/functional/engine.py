@@ -126,7 +126,7 @@ class Engine:
             if op == "POOL":
                 values = self._pool(regs, cmd, geo, x, ofm)
             else:
-                values = self._conv(op, regs, cmd, geo, x, ic, ofm, what)
+                values = self._conv(op, regs, cmd, geo, x, ic, ifm.bits, ofm, what)
         lo, hi = (signed16(field(regs, f"NPU_SET_ACTIVATION_{b}", "clip_boundary", d)) for b, d in
                   (("MIN", 0x8000), ("MAX", 0x7FFF)))
         act = regs.get("NPU_SET_ACTIVATION", {}).get("activation_function", "ACTIVATION_FUNCTION_RELU")
@@ -151,15 +151,14 @@ class Engine:
     def _ofm_scale(self, regs):
         return (field(regs, "NPU_SET_OFM_SCALE", "scale", 1), field(regs, "NPU_SET_OFM_SCALE", "shift"))
 
-    def _conv(self, op, regs, cmd, geo, x, ic, ofm, what):
+    def _conv(self, op, regs, cmd, geo, x, ic, ifm_bits, ofm, what):
         oh, ow, oc = geo.ofm_shape
         order = regs.get("NPU_SET_KERNEL_STRIDE", {}).get("weight_order", "")
         kind = "depthwise" if op == "DEPTHWISE" else ("part_kernel" if order.endswith("PART_KERNEL_FIRST")
                                                         else "depth_first")
         block = field(regs, "NPU_SET_OFM_BLK_DEPTH_M1", "depth_m1") + 1
-        bits = x.dtype.itemsize and FeatureMap.from_regs(regs, "IFM").bits
         t = Traversal(kind, *geo.kernel, 1 if kind == "depthwise" else ic, oc, block, IFM_UBLOCK_DEPTH,
-                      self.ofm_ublock, geo.dilation, bits)
+                      self.ofm_ublock, geo.dilation, ifm_bits)
         w = decode_weights(self._stream(regs, "WEIGHT", what + " weights", op, cmd), t, what + " weight stream")
         if kind == "depthwise":
             acc = depthwise2d(x, w, geo.stride, geo.dilation, geo.pad, (oh, ow))

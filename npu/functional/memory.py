@@ -25,8 +25,6 @@ class Access:
     what: str = ""        # IFM, OFM, weights, DMA destination, ...
 
 
-Write = Access
-
 
 @dataclass
 class AddressSpace:
