@@ -81,7 +81,7 @@ def test_operator_bit_exact(generator, model_cache, network, acc):
 
 
 @pytest.mark.parametrize("acc", CONFIGS)
-@pytest.mark.parametrize("network", ["tiny", "convpool", "residual", "deep"])
+@pytest.mark.parametrize("network", ["tiny", "convpool", "residual", "large", "deep"])
 def test_fixture_network_bit_exact(generator, model_cache, network, acc):
     assert_bit_exact(generator, model_cache, network, acc)
 
