@@ -32,12 +32,15 @@ def _generator():
     return module
 
 
-def _best(fn, repeat: int) -> float:
-    best = float("inf")
+def _best(fns, repeat: int) -> list[float]:
+    """Best wall of each function over `repeat` rounds, the functions interleaved within a
+    round so that a load change on a shared machine affects them alike."""
+    best = [float("inf")] * len(fns)
     for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t)
+        for i, fn in enumerate(fns):
+            t = time.perf_counter()
+            fn()
+            best[i] = min(best[i], time.perf_counter() - t)
     return best
 
 
@@ -79,10 +82,9 @@ def main(argv=None) -> int:
             t = time.perf_counter()
             result = run()
             first = time.perf_counter() - t
-            best = _best(run, args.repeat)
             ref = _litert(tflite, x, True)
             opt = _litert(tflite, x, False)
-            t_ref, t_opt = _best(ref.invoke, args.repeat), _best(opt.invoke, args.repeat)
+            best, t_ref, t_opt = _best([run, ref.invoke, opt.invoke], args.repeat)
             want = ref.get_tensor(ref.get_output_details()[0]["index"])
             equal = result.outputs[0].tobytes() == want.tobytes()
             ratio = best / t_ref

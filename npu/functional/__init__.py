@@ -53,6 +53,17 @@ def _read_outputs(mem: AddressSpace, model) -> tuple[np.ndarray, ...]:
     return tuple(out)
 
 
+def _one_blas_thread():
+    """The kernels' matrix products are small: BLAS worker threads only spin against the
+    element-wise passes that follow, so the engine runs single-threaded, as LiteRT does."""
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:                     # optional: without it, BLAS keeps its own threads
+        import contextlib
+        return contextlib.nullcontext()
+    return threadpool_limits(1, user_api="blas")
+
+
 def run_functional(model, accelerator, placement: dict[int, tuple[int, int]], inputs) -> FunctionalRun:
     """placement: region -> (base address, size in bytes)."""
     if accelerator.is_u85:
@@ -70,5 +81,6 @@ def run_functional(model, accelerator, placement: dict[int, tuple[int, int]], in
         mem.load(0, 0, model.weight_data, "weights")
     _place_inputs(mem, model, inputs, model.path)
     engine = Engine(model.commands, mem, accelerator.ofm_ublock[2], model.path, accelerator.shram_kb)
-    engine.run()
+    with _one_blas_thread():
+        engine.run()
     return FunctionalRun(_read_outputs(mem, model), tuple(mem.writes), engine.kernels, tuple(mem.reads))

@@ -168,7 +168,8 @@ class Engine:
             scale, shift = self._ofm_scale(regs)
             return rescale(acc, scale, shift, ofm.round_mode)
         bias, scale, shift = decode_scales(self._stream(regs, "SCALE", what + " scales", op, cmd), oc)
-        return rescale(acc + bias, scale, shift, ofm.round_mode)
+        acc += bias
+        return rescale(acc, scale, shift, ofm.round_mode, inplace=True)
 
     def _pool(self, regs, cmd, geo, x, ofm):
         oh, ow, oc = geo.ofm_shape

@@ -96,19 +96,39 @@ class FeatureMap:
         out.flags.writeable = False
         return out, int(out.min()), int(out.max()) + 1
 
+    def _strided(self, region: np.ndarray, lo: int, h: int, w: int, c: int) -> np.ndarray | None:
+        """A view of an 8-bit map in one tile, without copying: NHWC as (h, w, c), NHCWB16 as
+        (h, w, c // 16, 16). None when the map spans tiles or is not a whole brick."""
+        if self.bits != 8 or h > self.h0 or w > self.w0 or (self.brick and c % 16):
+            return None
+        sy, sx, sc = self.strides
+        base = region[self.bases[0]:]
+        if self.brick:
+            return np.lib.stride_tricks.as_strided(base, (h, w, c // 16, 16), (sy, sx, sc, 1))
+        return np.lib.stride_tricks.as_strided(base, (h, w, c), (sy, sx, 1))
+
     def read(self, mem: AddressSpace, h: int, w: int, c: int, what: str, op: str = "", cmd_offset: int = 0
              ) -> np.ndarray:
         """The (h, w, c) values as int64."""
         idx, lo, hi = self.offsets(h, w, c)
         mem.check(self.region, lo, hi, what)
         mem.record(op, cmd_offset, self.region, lo, hi, self.name, write=False)
-        raw = mem.region(self.region, what)[idx]                                  # (h, w, c, element)
+        region = mem.region(self.region, what)
+        view = self._strided(region, lo, h, w, c)
+        if view is not None:
+            return view.view(DTYPES[(8, self.signed)]).reshape(h, w, c).astype(np.int64)
+        raw = region[idx]                                                         # (h, w, c, element)
         return np.ascontiguousarray(raw).view(DTYPES[(self.bits, self.signed)])[..., 0].astype(np.int64)
 
     def write(self, mem: AddressSpace, values: np.ndarray, what: str, op: str, cmd_offset: int):
         h, w, c = values.shape
         idx, lo, hi = self.offsets(h, w, c)
         mem.check(self.region, lo, hi, what)
-        data = values.astype(DTYPES[(self.bits, self.signed)]).view(np.uint8).reshape(idx.shape)
-        mem.region(self.region, what)[idx] = data
+        region = mem.region(self.region, what)
+        view = self._strided(region, lo, h, w, c)
+        if view is not None:
+            view[...] = values.astype(DTYPES[(8, self.signed)]).view(np.uint8).reshape(view.shape)
+        else:
+            data = values.astype(DTYPES[(self.bits, self.signed)]).view(np.uint8).reshape(idx.shape)
+            region[idx] = data
         mem.record(op, cmd_offset, self.region, lo, hi, self.name)

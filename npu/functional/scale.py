@@ -51,7 +51,7 @@ def _round_shift_away(x: np.ndarray, n) -> np.ndarray:
     return x
 
 
-def _double_round(x: np.ndarray, scale, shift) -> np.ndarray:
+def _double_round(x: np.ndarray, scale, shift, inplace: bool = False) -> np.ndarray:
     """TensorFlow Lite's MultiplyByQuantizedMultiplier with multiplier `scale` (Q31) and
     right shift `shift - 31` (a left shift when `shift` < 31).
 
@@ -63,18 +63,19 @@ def _double_round(x: np.ndarray, scale, shift) -> np.ndarray:
     shift = np.asarray(shift, dtype=np.int64)
     left = np.maximum(31 - shift, 0)
     right = np.maximum(shift - 31, 0)
-    ab = (x << left) if left.any() else x.copy()
+    ab = (x << left) if left.any() else (x if inplace else x.copy())
     ab *= scale
     ab += np.int64(1 << 30)
     ab >>= 31
     return _round_shift_away(ab, right)
 
 
-def rescale(x: np.ndarray, scale, shift, round_mode: str) -> np.ndarray:
-    """x * scale / 2**shift with the stream's rounding mode (int64 in, int64 out)."""
+def rescale(x: np.ndarray, scale, shift, round_mode: str, inplace: bool = False) -> np.ndarray:
+    """x * scale / 2**shift with the stream's rounding mode (int64 in, int64 out);
+    `inplace` lets it reuse x's memory."""
     x = x.astype(np.int64, copy=False)
     if round_mode.endswith("DBL"):
-        return _double_round(x, scale, shift)
+        return _double_round(x, scale, shift, inplace and x.flags.writeable)
     scale = np.asarray(scale, dtype=np.int64)
     shift = np.asarray(shift, dtype=np.int64)
     prod = x * scale
@@ -88,4 +89,4 @@ def to_ofm(values: np.ndarray, zero_point: int, lo: int, hi: int, bits: int, sig
     """Add the OFM zero point, clamp to the activation range and the OFM type's range."""
     tmin, tmax = (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if signed else (0, (1 << bits) - 1)
     out = values + zero_point
-    return np.clip(out, max(lo, tmin), min(hi, tmax))
+    return np.clip(out, max(lo, tmin), min(hi, tmax), out=out)

@@ -1,8 +1,10 @@
 """Convolution, depthwise convolution and fully connected (a 1x1 convolution on Ethos-U).
 
 The NPU pads with the IFM zero point, which is zero once the zero point is subtracted.
-Accumulation is exact: int8 x int9 products summed over at most a few hundred thousand
-terms stay far below 2**53, so float64 arithmetic (and BLAS) gives the integer result.
+Accumulation is exact in floating point whenever every partial sum is an integer the
+format represents: an 8-bit IFM (after the zero point, |x| <= 255) times a 9-bit weight is
+below 2**16, so float32 is exact for up to 2**24 / 65280 = 257 terms per output and float64
+for far more than any kernel has. The sum's order (BLAS blocking) then does not matter.
 """
 from __future__ import annotations
 
@@ -34,17 +36,25 @@ def windows(ifm: np.ndarray, kernel, stride, dilation, pad, out_hw, fill=0) -> n
     return view[::sy, ::sx, :, ::dy, ::dx][:oh, :ow]
 
 
+EXACT_FLOAT32_TERMS = (1 << 24) // (255 * 256)
+
+
+def exact_float(terms: int):
+    return np.float32 if terms <= EXACT_FLOAT32_TERMS else np.float64
+
+
 def conv2d(ifm, weights, stride, dilation, pad, out_hw) -> np.ndarray:
     """weights (Cout, KH, KW, Cin) -> accumulators (OH, OW, Cout) int64."""
     cout, kh, kw, cin = weights.shape
     oh, ow = out_hw
-    w = weights.reshape(cout, -1).T.astype(np.float64)
+    ftype = exact_float(kh * kw * cin)
+    w = weights.reshape(cout, -1).T.astype(ftype)
     if kh == kw == 1:
         p = padded(ifm, (1, 1), stride, dilation, pad, out_hw)[::stride[0], ::stride[1]][:oh, :ow]
-        cols = p.reshape(oh * ow, cin).astype(np.float64)
+        cols = p.reshape(oh * ow, cin).astype(ftype)
     else:
         win = windows(ifm, (kh, kw), stride, dilation, pad, out_hw)          # (OH, OW, Cin, KH, KW)
-        cols = win.transpose(0, 1, 3, 4, 2).astype(np.float64).reshape(oh * ow, kh * kw * cin)
+        cols = win.transpose(0, 1, 3, 4, 2).astype(ftype).reshape(oh * ow, kh * kw * cin)
     return (cols @ w).astype(np.int64).reshape(oh, ow, cout)
 
 
@@ -53,11 +63,14 @@ def depthwise2d(ifm, weights, stride, dilation, pad, out_hw) -> np.ndarray:
     c, kh, kw, _ = weights.shape
     (sy, sx), (dy, dx) = stride, dilation
     oh, ow = out_hw
-    p = padded(ifm[:, :, :c].astype(np.float64), (kh, kw), stride, dilation, pad, out_hw)
-    w = weights[..., 0].astype(np.float64)
-    acc = np.zeros((oh, ow, c), dtype=np.float64)
+    ftype = exact_float(kh * kw)
+    p = padded(ifm[:, :, :c].astype(ftype), (kh, kw), stride, dilation, pad, out_hw)
+    w = weights[..., 0].astype(ftype)
+    acc = np.zeros((oh, ow, c), dtype=ftype)
+    product = np.empty_like(acc)
     for i in range(kh):
         for j in range(kw):
             tap = p[i * dy:i * dy + (oh - 1) * sy + 1:sy, j * dx:j * dx + (ow - 1) * sx + 1:sx]
-            acc += tap * w[:, i, j]
+            np.multiply(tap, w[:, i, j], out=product)
+            acc += product
     return acc.astype(np.int64)

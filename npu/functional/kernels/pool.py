@@ -15,9 +15,12 @@ def max_pool(ifm, kernel, stride, pad, out_hw) -> np.ndarray:
     return win.max(axis=(3, 4))
 
 
-def sum_pool(ifm, kernel, stride, pad, out_hw) -> tuple[np.ndarray, np.ndarray]:
-    """(sum, count of real elements) per output element."""
-    win = windows(ifm, kernel, stride, (1, 1), pad, out_hw)
+def sum_pool(ifm, kernel, stride, pad, out_hw) -> tuple[np.ndarray, np.ndarray | int]:
+    """(sum, count of real elements) per output element; without padding the count is the
+    kernel's size everywhere."""
+    total = windows(ifm, kernel, stride, (1, 1), pad, out_hw).sum(axis=(3, 4))
+    if not any(pad):
+        return total, kernel[0] * kernel[1]
     ones = np.ones(ifm.shape[:2] + (1,), dtype=np.int64)
     count = windows(ones, kernel, stride, (1, 1), pad, out_hw).sum(axis=(3, 4))
-    return win.sum(axis=(3, 4)), count
+    return total, count
