@@ -161,9 +161,9 @@ class Engine:
                       self.ofm_ublock, geo.dilation, ifm_bits)
         w = decode_weights(self._stream(regs, "WEIGHT", what + " weights", op, cmd), t, what + " weight stream")
         if kind == "depthwise":
-            acc = depthwise2d(x, w, geo.stride, geo.dilation, geo.pad, (oh, ow))
+            acc = depthwise2d(x, w, geo.stride, geo.dilation, geo.pad, (oh, ow), ifm_bits)
         else:
-            acc = conv2d(x, w, geo.stride, geo.dilation, geo.pad, (oh, ow))
+            acc = conv2d(x, w, geo.stride, geo.dilation, geo.pad, (oh, ow), ifm_bits)
         if ofm.scale_mode.endswith("GLOBAL"):
             scale, shift = self._ofm_scale(regs)
             return rescale(acc, scale, shift, ofm.round_mode)

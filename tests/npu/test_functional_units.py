@@ -122,3 +122,15 @@ def test_wrong_input_size_exits_2(generator, model_cache, tmp_path, capsys):
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 2 and len(err) == 1 and "input 0" in err[0]
     assert not (tmp_path / "out").exists()
+
+
+def test_float32_accumulation_is_exact_at_its_bound():
+    """The worst case the float32 path accepts: 257 terms of 255 x 256 sums below 2**24."""
+    from npu.functional.kernels.conv import EXACT_FLOAT32_TERMS, conv2d
+    n = EXACT_FLOAT32_TERMS
+    ifm = np.full((1, 1, n), 255, dtype=np.int64)
+    w = np.full((2, 1, 1, n), 256, dtype=np.int32)
+    w[1] = -256
+    acc = conv2d(ifm, w, (1, 1), (1, 1), (0, 0, 0, 0), (1, 1))
+    assert acc.ravel().tolist() == [255 * 256 * n, -255 * 256 * n]
+    assert 255 * 256 * (n + 1) >= 1 << 24          # one more term would leave float32's exact range

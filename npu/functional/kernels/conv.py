@@ -39,15 +39,15 @@ def windows(ifm: np.ndarray, kernel, stride, dilation, pad, out_hw, fill=0) -> n
 EXACT_FLOAT32_TERMS = (1 << 24) // (255 * 256)
 
 
-def exact_float(terms: int):
-    return np.float32 if terms <= EXACT_FLOAT32_TERMS else np.float64
+def exact_float(terms: int, ifm_bits: int = 8):
+    return np.float32 if ifm_bits == 8 and terms <= EXACT_FLOAT32_TERMS else np.float64
 
 
-def conv2d(ifm, weights, stride, dilation, pad, out_hw) -> np.ndarray:
+def conv2d(ifm, weights, stride, dilation, pad, out_hw, ifm_bits: int = 8) -> np.ndarray:
     """weights (Cout, KH, KW, Cin) -> accumulators (OH, OW, Cout) int64."""
     cout, kh, kw, cin = weights.shape
     oh, ow = out_hw
-    ftype = exact_float(kh * kw * cin)
+    ftype = exact_float(kh * kw * cin, ifm_bits)
     w = weights.reshape(cout, -1).T.astype(ftype)
     if kh == kw == 1:
         p = padded(ifm, (1, 1), stride, dilation, pad, out_hw)[::stride[0], ::stride[1]][:oh, :ow]
@@ -58,12 +58,12 @@ def conv2d(ifm, weights, stride, dilation, pad, out_hw) -> np.ndarray:
     return (cols @ w).astype(np.int64).reshape(oh, ow, cout)
 
 
-def depthwise2d(ifm, weights, stride, dilation, pad, out_hw) -> np.ndarray:
+def depthwise2d(ifm, weights, stride, dilation, pad, out_hw, ifm_bits: int = 8) -> np.ndarray:
     """weights (C, KH, KW, 1) -> accumulators (OH, OW, C) int64: one multiply-add per tap."""
     c, kh, kw, _ = weights.shape
     (sy, sx), (dy, dx) = stride, dilation
     oh, ow = out_hw
-    ftype = exact_float(kh * kw)
+    ftype = exact_float(kh * kw, ifm_bits)
     p = padded(ifm[:, :, :c].astype(ftype), (kh, kw), stride, dilation, pad, out_hw)
     w = weights[..., 0].astype(ftype)
     acc = np.zeros((oh, ow, c), dtype=ftype)
