@@ -134,3 +134,16 @@ def test_float32_accumulation_is_exact_at_its_bound():
     acc = conv2d(ifm, w, (1, 1), (1, 1), (0, 0, 0, 0), (1, 1))
     assert acc.ravel().tolist() == [255 * 256 * n, -255 * 256 * n]
     assert 255 * 256 * (n + 1) >= 1 << 24          # one more term would leave float32's exact range
+
+
+def test_npu_average_equals_the_reference_division_for_every_int8_sum():
+    """Average pooling without padding: Vela programs OFM_SCALE = ((1 << (31+k)) + (1 << k)) // n,
+    shift 31+k (k = bit length of n-1) with natural rounding, where TFLite divides by n rounding
+    half away from zero. The two agree on every sum n int8 values can reach, n = 1..256."""
+    for n in range(1, 257):
+        k = (n - 1).bit_length()
+        scale, shift = ((1 << (31 + k)) + (1 << k)) // n, 31 + k
+        s = np.arange(-255 * n, 255 * n + 1, dtype=np.int64)
+        npu_avg = rescale(s, scale, shift, "ROUND_MODE_NATURAL")
+        reference = np.where(s >= 0, (s + n // 2) // n, -((-s + n // 2) // n))
+        assert np.array_equal(npu_avg, reference), n
