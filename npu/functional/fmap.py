@@ -102,10 +102,8 @@ class FeatureMap:
         if self.bits != 8 or h > self.h0 or w > self.w0 or (self.brick and c % 16):
             return None
         sy, sx, sc = self.strides
-        base = region[self.bases[0]:]
-        if self.brick:
-            return np.lib.stride_tricks.as_strided(base, (h, w, c // 16, 16), (sy, sx, sc, 1))
-        return np.lib.stride_tricks.as_strided(base, (h, w, c), (sy, sx, 1))
+        shape, strides = ((h, w, c // 16, 16), (sy, sx, sc, 1)) if self.brick else ((h, w, c), (sy, sx, 1))
+        return np.ndarray(shape, np.uint8, buffer=region, offset=self.bases[0], strides=strides)
 
     def read(self, mem: AddressSpace, h: int, w: int, c: int, what: str, op: str = "", cmd_offset: int = 0
              ) -> np.ndarray:

@@ -89,4 +89,5 @@ def to_ofm(values: np.ndarray, zero_point: int, lo: int, hi: int, bits: int, sig
     """Add the OFM zero point, clamp to the activation range and the OFM type's range."""
     tmin, tmax = (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if signed else (0, (1 << bits) - 1)
     out = values + zero_point
-    return np.clip(out, max(lo, tmin), min(hi, tmax), out=out)
+    np.maximum(out, max(lo, tmin), out=out)
+    return np.minimum(out, min(hi, tmax), out=out)
