@@ -13,7 +13,7 @@ import numpy as np
 from npu.errors import InputError
 from npu.functional.fmap import FeatureMap, field, signed16
 from npu.functional.kernels.conv import conv2d, depthwise2d
-from npu.functional.kernels.elementwise import combine, scale_operands
+from npu.functional.kernels.elementwise import MODES, combine, scale_operands
 from npu.functional.kernels.pool import max_pool, sum_pool
 from npu.functional.memory import AddressSpace
 from npu.functional.scale import decode_scales, rescale, to_ofm
@@ -192,6 +192,8 @@ class Engine:
     def _elementwise(self, regs, cmd, geo, what):
         oh, ow, oc = geo.ofm_shape
         mode = cmd.fields.get("elementwise_mode", "")
+        if not mode.endswith(MODES):
+            raise InputError(self.path, f"{what}: elementwise mode {mode or '?'} is not modelled", cmd.offset)
         ifm = FeatureMap.from_regs(regs, "IFM")
         a = ifm.read(self.mem, oh, ow, oc, what + " IFM", "ELEMENTWISE", cmd.offset) - ifm.zero_point
         bc = regs.get("NPU_SET_IFM2_BROADCAST", {})

@@ -110,3 +110,15 @@ def test_a_wrong_weight_changes_the_output(generator, model_cache):
     broken = dataclasses.replace(model, weight_data=bytes(weights))
     got = run_functional(broken, accelerator("ethos-u55-128"), placement(broken), [x]).outputs[0]
     assert got.tobytes() != reference(tflite, x).tobytes()
+
+
+def test_an_unmodelled_elementwise_mode_is_one_clear_error(generator, model_cache):
+    import dataclasses
+    from npu.errors import InputError
+    model, tflite = compiled(generator, model_cache, "op_add", "ethos-u55-128")
+    commands = tuple(dataclasses.replace(c, fields={"elementwise_mode": "ELEMENTWISE_MODE_SHR"})
+                     if c.command == "NPU_OP_ELEMENTWISE" else c for c in model.commands)
+    x = np.zeros(input_shape(tflite), dtype=np.int8)
+    with pytest.raises(InputError, match="elementwise mode ELEMENTWISE_MODE_SHR is not modelled"):
+        run_functional(dataclasses.replace(model, commands=commands), accelerator("ethos-u55-128"),
+                       placement(model), [x])
