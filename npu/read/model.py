@@ -29,6 +29,7 @@ class Model:
     inputs: tuple[VelaIO, ...] = ()
     outputs: tuple[VelaIO, ...] = ()
     operator: int | None = None         # which ethos-u operator of a tflite
+    weight_data: bytes | None = None    # region 0's bytes, when the container holds them
 
     @property
     def product(self) -> int | None:
@@ -52,7 +53,7 @@ def _tflite(data: bytes, path) -> list[tuple[bytes, dict[int, int]]]:
     return out
 
 
-def _decoded(container, cmd, sizes, ios, path, operator=None) -> Model:
+def _decoded(container, cmd, sizes, ios, path, operator=None, weights=None) -> Model:
     cop1 = parse_cop1(cmd, path)
     if cop1.product is None:
         raise InputError(path, "COP1 payload has no OPTIMIZER_CONFIG: cannot tell the NPU", 4)
@@ -61,7 +62,7 @@ def _decoded(container, cmd, sizes, ios, path, operator=None) -> Model:
     except KeyError:
         raise InputError(path, f"OPTIMIZER_CONFIG names unknown product {cop1.product}", 8) from None
     commands = decode_stream(cop1.stream, table, path)
-    return Model(path, container, cop1, tuple(commands), sizes, *ios, operator=operator)
+    return Model(path, container, cop1, tuple(commands), sizes, *ios, operator=operator, weight_data=weights)
 
 
 def load_models(source: str | Path | bytes, path: str | Path | None = None) -> list[Model]:
@@ -74,18 +75,19 @@ def load_models(source: str | Path | bytes, path: str | Path | None = None) -> l
     if data[4:8] == b"TFL3":
         return [_decoded("tflite", cmd, sizes, ((), ()), path, k)
                 for k, (cmd, sizes) in enumerate(_tflite(data, path))]
-    sizes, ios = {}, ((), ())
+    sizes, ios, weights = {}, ((), ()), None
     if data[:2] == b"PK":
-        container, (cmd, sizes) = "npz", read_npz(data, path)
+        container, (cmd, sizes, ios, weights) = "npz", read_npz(data, path)
     elif is_blob(data):
         blob = read_blob(data, path)
         container, cmd = "blob", blob.cmd_data
         sizes, ios = {0: len(blob.weight_data), 1: blob.scratch_size}, (blob.inputs, blob.outputs)
+        weights = blob.weight_data
     elif data[:4] == b"COP1":
         container, cmd = "cop1", data
     else:
         raise InputError(path, "not a Vela npz, Vela tflite, vela_bin_stream blob or COP1 payload", 0)
-    return [_decoded(container, cmd, sizes, ios, path)]
+    return [_decoded(container, cmd, sizes, ios, path, weights=weights)]
 
 
 def load_model(source: str | Path | bytes, path: str | Path | None = None, op: int = 0) -> Model:

@@ -16,6 +16,7 @@ import zlib
 import numpy as np
 
 from npu.errors import InputError
+from npu.read.blob import VelaIO
 
 NPY_MAGIC = b"\x93NUMPY"
 REQUIRED = ("cmd_data", "weight_data", "scratch_shape", "scratch_fast_shape")
@@ -29,8 +30,9 @@ ZIP_ERRORS = (zipfile.BadZipFile, zipfile.LargeZipFile, zlib.error, NotImplement
               EOFError, ValueError, RuntimeError, struct.error, KeyError, IndexError)
 
 
-def read_npz(data: bytes, path) -> tuple[bytes, dict[int, int]]:
-    """(COP1 payload, {region: bytes Vela needs}) of a Vela raw npz."""
+def read_npz(data: bytes, path) -> tuple[bytes, dict[int, int], tuple, bytes]:
+    """(COP1 payload, {region: bytes Vela needs}, (inputs, outputs), weight data) of a Vela
+    raw npz."""
     members = _members(data, path)
     missing = [k for k in REQUIRED if f"{k}.npy" not in members]
     if missing:
@@ -50,7 +52,31 @@ def read_npz(data: bytes, path) -> tuple[bytes, dict[int, int]]:
                 raise InputError(path, "npz member scratch_fast_region: expected one region number 0-7")
             region = int(r.reshape(-1)[0])
         sizes[region] = fast
-    return cmd.item(), sizes
+    ios = tuple(_ios(members, p, path) if f"{p}_shape.npy" in members else () for p in ("input", "output"))
+    return cmd.item(), sizes, ios, weights.item()
+
+
+def _ios(members, prefix: str, path) -> tuple[VelaIO, ...]:
+    """The network's inputs or outputs: Vela's 6-D shapes (leading 1s), element size, offset
+    and region; kept as the blob keeps them, the last 4 dimensions."""
+    shapes = _array(members, f"{prefix}_shape", "iu", path)
+    columns = [_array(members, f"{prefix}_{k}", "iu", path).reshape(-1)
+               for k in ("elem_size", "offset", "region")]
+    if shapes.ndim != 2 or any(len(c) != len(shapes) for c in columns):
+        raise InputError(path, f"npz members {prefix}_*: expected one shape row and one element "
+                         f"size, offset and region per {prefix}")
+    out = []
+    for shape, size, offset, region in zip(shapes.tolist(), *(c.tolist() for c in columns)):
+        volume = size
+        for d in shape:
+            volume *= d
+        if min(shape, default=0) < 0 or min(size, offset) < 0 or not 0 <= region < 8 \
+                or volume + offset > MAX_REGION_BYTES:
+            raise InputError(path, f"npz {prefix} {len(out)}: shape {shape}, element size {size}, "
+                             f"offset {offset}, region {region} is not a tensor in an NPU region")
+        dims = shape[-4:] if len(shape) > 4 else shape + [0] * (4 - len(shape))
+        out.append(VelaIO(tuple(dims), size, offset, region))
+    return tuple(out)
 
 
 def _members(data: bytes, path) -> dict[str, zipfile.ZipInfo | tuple]:

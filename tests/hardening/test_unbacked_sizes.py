@@ -71,8 +71,9 @@ GOOD = {"cmd_data.npy": _npy(np.array(b"COP1" + bytes(28))),
 
 
 def test_a_good_synthetic_npz_reads():
-    cmd, sizes = read_npz(_npz(GOOD), "m.npz")
+    cmd, sizes, ios, weights = read_npz(_npz(GOOD), "m.npz")
     assert cmd[:4] == b"COP1" and sizes == {0: 64, 1: 256}
+    assert ios == ((), ()) and weights == b"\1" * 64
 
 
 @pytest.mark.parametrize("change, message", [
