@@ -37,8 +37,9 @@ def build_parser(commands=COMMANDS) -> argparse.ArgumentParser:
 
 
 def single_threaded_blas() -> None:
-    """No command uses BLAS, and OpenBLAS starts a thread per core when numpy is imported
-    (about 40 ms of a command's start-up on 2 cores): one thread, unless the user chose."""
+    """No command needs BLAS threads (the functional NPU engine limits BLAS to one thread
+    itself), and OpenBLAS starts a thread per core when numpy is imported (about 40 ms of a
+    command's start-up on 2 cores): one thread, unless the user chose."""
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 
