@@ -144,7 +144,8 @@ def run_cases(cases: list[Case], seed: int, timeout: float, jobs: int, work: Pat
             sandbox.mkdir(parents=True)
             target = slot / f"input{case.seed_file.suffix}"
             target.write_bytes(data)
-            argv = [a.replace("{}", str(target)) for a in case.argv]
+            # "{out}": a directory the command may write (npu run --functional --outputs)
+            argv = [a.replace("{}", str(target)).replace("{out}", str(slot / "out")) for a in case.argv]
             sys.stdout.flush()
             sys.stderr.flush()
             pid = os.fork()

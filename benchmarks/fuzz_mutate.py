@@ -234,6 +234,7 @@ MUTATORS = {
     "npz": BYTES + [("npz-member", npz_member)] * 7,
     "blob": BYTES + [("word", word)] * 3,
     "tflite": BYTES + [("word", word)] * 3,
+    "functional": BYTES + [("word", word)] * 3 + [("npz-member", npz_member)] * 3,
     "map": TEXT * 3 + BYTES,
     "binding": TEXT * 3 + BYTES,
     "vela.ini": TEXT * 3 + BYTES,

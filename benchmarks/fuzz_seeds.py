@@ -12,6 +12,8 @@ from weaklink import fixtures, toolchain
 
 NPU_TARGET = ("--accelerator", "ethos-u85-256", "--system-config", "Ethos_U85_SYS_DRAM_Mid",
               "--memory-mode", "Dedicated_Sram_384KB")
+U55_TARGET = ("--accelerator", "ethos-u55-128", "--system-config", "Ethos_U55_High_End_Embedded",
+              "--memory-mode", "Shared_Sram")
 REPO = Path(__file__).resolve().parents[1]
 
 
@@ -119,6 +121,15 @@ def build_seeds(work: Path, cache: str | None = None) -> Seeds:
         ]),
         "script": Entry([Path(script)], [swap(no_out, script)]),
     }
+    # The functional engine (U55/U65 only) on a U55 compile: it writes its outputs to {out}
+    u55_model = models / "tiny__ethos-u55-128__Ethos_U55_High_End_Embedded__Shared_Sram"
+    fixtures.model_blob("u55", cache)
+    import numpy as np
+    x = work / "input0.npy"        # the tiny network's one int8 input, NHWC 1x32x32x8
+    np.save(x, np.random.default_rng(13).integers(-128, 128, (1, 32, 32, 8), dtype=np.int8))
+    kinds["functional"] = Entry([Path(f"{u55_model}.bin"), u55_model / "tiny_vela.npz"], [
+        ("npu", "run", "{}", *U55_TARGET, "--functional", "--input", str(x), "--outputs", "{out}"),
+    ])
     # Vela's default .tflite output (npu's tflite reader): one ethos-u operator, and two
     generator = fixtures._model_generator()
     t = fixtures.TARGETS["u85"]
