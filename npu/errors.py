@@ -66,8 +66,9 @@ def require(module: str, feature: str, extra: str, package: str | None = None):
 
 
 def one_line(exc: BaseException) -> str:
-    """An error's text on one line: a reader may quote a file's bytes, newlines included."""
-    return " ".join(str(exc).split("\n")).replace("\r", " ")
+    """An error's text on one line: a reader may quote a file's bytes (a name with a newline,
+    a form feed or U+2028 in it), so every non-printable character is shown escaped."""
+    return "".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in str(exc))
 
 
 def exit_status(prog: str, action: Callable[[], int], errors: tuple[type[BaseException], ...] = ()) -> int:
