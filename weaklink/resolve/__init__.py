@@ -4,6 +4,7 @@ read (archive, objfile) → cmdline → driver (rules) → report / explain → 
 """
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 
 from weaklink.resolve import cmdline, explain, report
@@ -19,6 +20,8 @@ def link(args: Sequence[str], *, cref: bool = False, trace: Sequence[str] = (),
 
     Raises UsageError for an unknown option, InputError for a missing or corrupt input."""
     opts = cmdline.parse(list(map(str, args)))
+    if cref and not opts.cref:
+        opts = dataclasses.replace(opts, cref=True)
     traced = tuple(dict.fromkeys([*opts.trace, *trace]))
     with report.no_gc():
         state = Linker(opts, watch=frozenset(why_not), cwd=None if cwd is None else str(cwd)).run()

@@ -43,7 +43,6 @@ IGNORED_WITH_VALUE = frozenset("""
 """.split()) - {"--wrap-undefined"}
 ONE_LETTER_VALUE = ("-o", "-T", "-m", "-A", "-O", "-b", "-R", "-Y", "-a")
 UNSUPPORTED = {
-    "--wrap": "--wrap renames symbols; not modelled",
     "-r": "relocatable links (-r) are not modelled",
     "--relocatable": "relocatable links (-r) are not modelled",
     "-shared": "shared libraries are not modelled",
@@ -76,8 +75,11 @@ class LinkOptions:
     scripts: tuple[str, ...] = ()
     trace: tuple[str, ...] = ()
     nostdlib: bool = False
-    gc_sections: bool = False   # accepted; resolution and extraction happen before GC
+    gc_sections: bool = False
     demangle: bool = True       # ld prints C++ names demangled unless --no-demangle
+    wrap: tuple[str, ...] = ()  # --wrap=SYM (wrap.py)
+    cref: bool = False          # --cref: ld notices every symbol (notice_all), which -y sees
+    print_gc: bool = False
 
 
 @dataclass
@@ -94,6 +96,9 @@ class _State:
     nostdlib: bool = False
     gc_sections: bool = False
     demangle: bool = True
+    wrap: list = field(default_factory=list)
+    cref: bool = False
+    print_gc: bool = False
 
 
 def _split(arg: str, args: list[str], i: int, names: tuple[str, ...]) -> tuple[str | None, int]:
@@ -131,6 +136,7 @@ def _valued(st: _State, arg: str, args: list[str], i: int) -> int | None:
         (("-e", "--entry"), lambda v: setattr(st, "entry", v)),
         (("--defsym",), lambda v: st.stack[-1].append(_defsym(v))),
         (("-y", "--trace-symbol"), st.trace.append),
+        (("--wrap", "-wrap"), st.wrap.append),
         (("-T", "--script", "-dT", "--default-script"), lambda v: (
             st.scripts.append(v), st.stack[-1].append(InputItem("script", v)))),
     )
@@ -171,10 +177,16 @@ def _flag(st: _State, arg: str) -> bool:
         st.nostdlib = True
     elif arg in ("--gc-sections", "-gc-sections"):
         st.gc_sections = True
+    elif arg in ("--no-gc-sections", "-no-gc-sections"):
+        st.gc_sections = False
     elif arg == "--demangle" or arg.startswith("--demangle="):
         st.demangle = True
     elif arg == "--no-demangle":
         st.demangle = False
+    elif arg in ("--cref", "-cref"):
+        st.cref = True
+    elif arg in ("--print-gc-sections", "-print-gc-sections"):
+        st.print_gc = True
     elif arg in IGNORED_FLAGS or norm in IGNORED_FLAGS:
         pass
     else:
@@ -225,4 +237,5 @@ def parse(args: list[str]) -> LinkOptions:
         raise UsageError("--start-group without --end-group")
     return LinkOptions(tuple(st.stack[0]), tuple(st.undefined), st.entry, tuple(st.require),
                        st.muldefs, tuple(st.dirs), tuple(st.scripts), tuple(st.trace),
-                       st.nostdlib, st.gc_sections, st.demangle)
+                       st.nostdlib, st.gc_sections, st.demangle, tuple(st.wrap), st.cref,
+                       st.print_gc)

@@ -21,6 +21,7 @@ from weaklink.read.objfile import K_COMMON, K_UNDEF, ObjectFile
 from weaklink.resolve import rules as R
 from weaklink.resolve.cmdline import InputItem, LinkOptions
 from weaklink.resolve.script import parse_script, read_script
+from weaklink.resolve.wrap import Wrap
 
 
 @dataclass
@@ -47,12 +48,21 @@ class LinkState:
     entry: str | None = None
     provide: tuple = ()
     provided: set = field(default_factory=set)         # PROVIDEs that have fired
+    wrap: Wrap = field(default_factory=Wrap)
+    collected: dict = field(default_factory=dict)      # file id -> sections --gc-sections drops
+
+    def ignored_sections(self, fid: int) -> frozenset:
+        """Sections of a file whose relocations ld never processes: discarded COMDAT
+        copies and, with --gc-sections, collected sections."""
+        dead = self.dead.get(fid, frozenset())
+        gone = self.collected.get(fid)
+        return dead | gone if gone else dead
 
 
 class Linker:
     def __init__(self, opts: LinkOptions, watch: frozenset[str] = frozenset(),
                  cwd: str | None = None):
-        self.s = LinkState(opts, R.SymbolTable(opts.muldefs, watch))
+        self.s = LinkState(opts, R.SymbolTable(opts.muldefs, watch), wrap=Wrap(opts.wrap))
         self._archives: dict[str, Archive] = {}
         self.cwd = cwd
 
@@ -226,11 +236,15 @@ class Linker:
         table.seq += 1
         syms, get = table.syms, table.get
         undefined, common, defined = table.undefined, table.common, table.defined
+        rename = s.wrap.rename if s.wrap else None
         for name, kind, weak, size, shndx, value in obj.rows:
-            sym = syms.get(name) or get(name)
             if kind == K_UNDEF or (dead and shndx in dead):   # discarded group: undefined
-                undefined(sym, fid, weak)
-            elif kind == K_COMMON:
+                if rename is not None:                        # --wrap renames references
+                    name = rename(name)
+                undefined(syms.get(name) or get(name), fid, weak)
+                continue
+            sym = syms.get(name) or get(name)
+            if kind == K_COMMON:
                 common(sym, fid, size)
             else:
                 defined(sym, fid, weak, size, shndx, value)

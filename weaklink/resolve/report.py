@@ -102,20 +102,22 @@ def required_undefined(s: LinkState) -> list[Diagnostic]:
 def undefined_references(s: LinkState) -> list[Diagnostic]:
     """ld reports an undefined reference at each relocation against a symbol still strongly
     undefined — also in files that referenced it only weakly (§1.2); a name that is in a symbol
-    table but used by no relocation is silent."""
+    table but used by no relocation is silent. --wrap: under the renamed name (wrap.py)."""
     undef = {n for n, sym in s.table.syms.items() if sym.state == R.UNDEF}
     if not undef:
         return []
+    rename = s.wrap.rename if s.wrap else (lambda n: n)
     out = []
     for fid, obj in enumerate(s.objects):
         dead = s.dead.get(fid, frozenset())
-        cand = [r[0] for r in obj.rows if r[0] in undef and (r[1] == K_UNDEF or r[4] in dead)]
+        cand = [(r[0], rename(r[0])) for r in obj.rows
+                if (r[1] == K_UNDEF or r[4] in dead) and rename(r[0]) in undef]
         if not cand:
             continue
-        used = obj.relocated_names(dead)
+        used = obj.relocated_names(s.ignored_sections(fid))
         out += [Diagnostic(UNDEFINED_REFERENCE, n, s.files[fid],
                            f"undefined reference to `{_shown(s, n)}'")
-                for n in cand if n in used]
+                for orig, n in cand if orig in used]
     return out
 
 
@@ -136,26 +138,42 @@ def gc_warning(s: LinkState) -> list[Diagnostic]:
 
 
 def trace_lines(s: LinkState, names) -> tuple[str, ...]:
-    """ld -y: one line per file that ld noticed mentioning the symbol, in load order."""
-    rows = []
+    """ld -y: one line per file that ld noticed mentioning the symbol, in load order. Under
+    --wrap a reference is noticed only if its own (unrenamed) name is traced too, unless
+    --cref makes ld notice everything (wrap.py)."""
+    rows, traced = [], set(names)
     for name in names:
         sym = s.table.syms.get(name)
+        origs = s.wrap.originals(name) if s.wrap else (name,)
         for fid, kind in (sym.noticed() if sym else ()):
+            by_name = s.objects[fid].by_name
+            if kind == R.N_REF and s.wrap:
+                mine = [o for o in origs if o in by_name] or [name]
+                if not s.opts.cref and not traced.intersection(mine):
+                    continue
+                order = by_name.get(mine[0], 0)
+            else:
+                order = by_name.get(name, 0)           # symbol-table order within a file
             what = "reference to" if kind == R.N_REF else "definition of"
-            order = s.objects[fid].by_name.get(name, 0)     # symbol-table order within a file
             rows.append((fid, order, f"{s.files[fid]}: {what} {name}"))
     return tuple(line for _, _, line in sorted(rows))
 
 
 def cref_table(s: LinkState) -> dict[str, tuple[str, ...]]:
     """--cref: definitions, then commons, then references, each newest first (ld/ldcref.c
-    prepends every file it notices)."""
+    add_cref prepends a file the first time it notices it, then only ORs in flags: a file
+    that both references (through --wrap's __real_) and defines a name appears once)."""
     out = {}
     for name, sym in s.table.syms.items():
         if not sym.notices:
             continue
-        order = [f for kind in (R.N_DEF, R.N_COMMON, R.N_REF)
-                 for f, k in reversed(sym.noticed()) if k == kind]
+        flags: dict[int, set] = {}
+        for f, k in sym.noticed():
+            flags.setdefault(f, set()).add(k)
+        newest = list(reversed(flags))
+        order = [f for f in newest if R.N_DEF in flags[f]]
+        order += [f for f in newest if R.N_COMMON in flags[f] and R.N_DEF not in flags[f]]
+        order += [f for f in newest if flags[f] == {R.N_REF}]
         out[name] = tuple(s.files[f] for f in order)
     return out
 
