@@ -240,7 +240,8 @@ def test_provide(sc, ref_kind, provided):
     res = agree(sc, ["-T", "p.ld", "m.o"])
     if ref_kind != "none":
         info = res.symbols["prov"]
-        assert (info.binding == "absolute") is provided
+        assert (info.binding == "script") is provided
+        assert info.value == (0x2222 if provided else None)
 
 
 def test_comdat_first_group_wins(sc):
@@ -316,7 +317,8 @@ def test_script_assignments_at_their_place(sc, script, tail, extracted):
     sc.archive("libs.a", ["s.o"])
     (sc.root / "x.ld").write_text(f"ENTRY(_start)\n{script}\n")
     res = agree(sc, ["m.o", "-T", "x.ld", *tail, "-y", "s"])
-    assert res.ok and members(res) == extracted and res.symbols["s"].binding == "absolute"
+    assert res.ok and members(res) == extracted and res.symbols["s"].binding == "script"
+    assert res.symbols["s"].value == 0x80
 
 
 def test_provide_before_the_reference_does_not_fire(sc):

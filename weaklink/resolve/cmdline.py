@@ -80,6 +80,7 @@ class LinkOptions:
     wrap: tuple[str, ...] = ()  # --wrap=SYM (wrap.py)
     cref: bool = False          # --cref: ld notices every symbol (notice_all), which -y sees
     print_gc: bool = False
+    emulation: str | None = None   # -m EMULATION: chooses ld's default script
 
 
 @dataclass
@@ -99,6 +100,7 @@ class _State:
     wrap: list = field(default_factory=list)
     cref: bool = False
     print_gc: bool = False
+    emulation: str | None = None
 
 
 def _split(arg: str, args: list[str], i: int, names: tuple[str, ...]) -> tuple[str | None, int]:
@@ -137,6 +139,7 @@ def _valued(st: _State, arg: str, args: list[str], i: int) -> int | None:
         (("--defsym",), lambda v: st.stack[-1].append(_defsym(v))),
         (("-y", "--trace-symbol"), st.trace.append),
         (("--wrap", "-wrap"), st.wrap.append),
+        (("-m",), lambda v: setattr(st, "emulation", v)),
         (("-T", "--script", "-dT", "--default-script"), lambda v: (
             st.scripts.append(v), st.stack[-1].append(InputItem("script", v)))),
     )
@@ -238,4 +241,4 @@ def parse(args: list[str]) -> LinkOptions:
     return LinkOptions(tuple(st.stack[0]), tuple(st.undefined), st.entry, tuple(st.require),
                        st.muldefs, tuple(st.dirs), tuple(st.scripts), tuple(st.trace),
                        st.nostdlib, st.gc_sections, st.demangle, tuple(st.wrap), st.cref,
-                       st.print_gc)
+                       st.print_gc, st.emulation)

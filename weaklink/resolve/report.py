@@ -47,8 +47,11 @@ def symbol_info(s: LinkState, sym: R.Sym) -> SymbolInfo:
         return SymbolInfo("undefined-weak", None, 0, None)
     if st == R.COMMON:
         return SymbolInfo("common", file, sym.size, "COMMON")
+    if sym.absolute and sym.file < 0:
+        how, value = s.assigned_by.get(sym.name, ("absolute", sym.value))
+        return SymbolInfo(how, None, 0, "*ABS*" if how == "absolute" else None, value)
     if sym.absolute:
-        return SymbolInfo("absolute", file, sym.size, "*ABS*")
+        return SymbolInfo("absolute", file, sym.size, "*ABS*", sym.value)
     section = s.objects[sym.file].section_name(sym.shndx) if sym.file >= 0 else None
     return SymbolInfo("global" if st == R.DEFINED else "weak", file, sym.size, section)
 

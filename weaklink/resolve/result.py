@@ -43,14 +43,16 @@ class Extraction:
 
 class SymbolInfo(NamedTuple):
     """The winner for one name (a NamedTuple: one is built per global symbol)."""
-    binding: str        # global | weak | common | absolute | undefined | undefined-weak
+    binding: str        # global | weak | common | absolute | script | undefined | undefined-weak
     file: str | None
     size: int
     section: str | None
+    value: int | None = None    # absolute (--defsym) and script values; None when ld computes
+    kept: bool = True           # False: the defining section is removed by --gc-sections
 
     def to_json(self) -> dict:
         return {"binding": self.binding, "file": self.file, "size": self.size,
-                "section": self.section}
+                "section": self.section, "value": self.value, "kept": self.kept}
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,52 @@
+"""ld's built-in linker script, used when no -T is given (ld.info "-T": the script replaces
+the default one). `arm-none-eabi-ld --verbose [-m EMULATION]` prints it between two lines of
+'=' signs. It is read once per toolchain and kept in the cache directory, keyed by the ld path,
+its version line and the emulation. For newlib links it is what defines `end`,
+`__bss_start__`, `__bss_end__` (realworld_tflm_lld.md §1)."""
+from __future__ import annotations
+
+import functools
+import hashlib
+import os
+import subprocess
+from pathlib import Path
+
+from weaklink import toolchain
+from weaklink.errors import InputError
+
+_RULE = "=" * 50
+
+
+def _cache_dir() -> Path:
+    from weaklink.fixtures import cache_dir
+    return cache_dir() / "ldscripts"
+
+
+def _extract(text: str) -> str:
+    parts = text.split(_RULE)
+    if len(parts) < 3:
+        raise InputError("ld --verbose", f"expected the built-in script between two '{_RULE[:5]}…' lines")
+    return parts[1].strip("\n") + "\n"
+
+
+@functools.lru_cache(maxsize=8)
+def default_script_text(emulation: str | None = None) -> tuple[str, str]:
+    """(script text, display name) of ld's default script for `emulation` (None: ld's own)."""
+    ld = toolchain.tool("ld")
+    version = subprocess.run([ld, "--version"], capture_output=True, text=True).stdout
+    version = version.splitlines()[0] if version else ""
+    key = hashlib.sha256(f"{ld}\0{version}\0{emulation or ''}".encode()).hexdigest()[:24]
+    name = f"<ld --verbose{' -m ' + emulation if emulation else ''}>"
+    path = _cache_dir() / f"{key}.x"
+    if path.exists():
+        return path.read_text(), name
+    argv = [ld, "--verbose", *(["-m", emulation] if emulation else [])]
+    proc = subprocess.run(argv, capture_output=True, text=True)
+    if proc.returncode:
+        raise InputError(name, (proc.stderr.strip().splitlines() or ["ld --verbose failed"])[-1])
+    text = _extract(proc.stdout)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(f".{os.getpid()}.tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)
+    return text, name
