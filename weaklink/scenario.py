@@ -20,7 +20,7 @@ from pathlib import Path
 from weaklink import toolchain
 from weaklink.read.ldmap import LinkMap, parse_map_text
 from weaklink.resolve import link as model_link
-from weaklink.resolve.oracle import LdRun, parse_ld_stderr  # noqa: F401  (part of this API)
+from weaklink.resolve.oracle import LdRun, parse_gc_lines, parse_ld_stderr  # noqa: F401
 from weaklink.resolve.result import LinkResult
 
 
@@ -65,11 +65,13 @@ class Scenario:
     def ld(self, args: list[str], map_name: str = "out.map") -> LdRun:
         """Run the real ld with -Map and --cref (output discarded); --no-demangle keeps the
         map's names raw, as the model reports them."""
+        gc = ["--print-gc-sections"] if "--gc-sections" in args else []
         argv = [toolchain.tool("ld"), "-Map", map_name, "--cref", "--no-demangle",
-                "-o", "out.elf", *args]
+                "-o", "out.elf", *gc, *args]
         proc = subprocess.run(argv, cwd=self.root, capture_output=True, text=True)
         errors, trace, more = parse_ld_stderr(proc.stderr)
         path = self.root / map_name
         text = path.read_text() if path.exists() else ""
         lmap = parse_map_text(text, str(path)) if text else LinkMap()   # empty: ld aborted
-        return LdRun(proc.returncode, proc.stderr, errors, lmap, trace, more)
+        return LdRun(proc.returncode, proc.stderr, errors, lmap, trace, more,
+                     parse_gc_lines(proc.stderr))

@@ -328,14 +328,14 @@ def test_provide_before_the_reference_does_not_fire(sc):
     assert members(res) == ["libs.a(s.o)"] and res.symbols["s"].file == "libs.a(s.o)"
 
 
-def test_gc_sections_limit_is_flagged(sc):
+def test_gc_sections_drops_undefined_reference_in_collected_section(sc):
     """Catalogue case "undefined reference only in a GC'd section": ld links (the unused
-    function is collected), the model does not model GC and says so in a warning."""
+    function is collected before undefined symbols are reported), and so does the model."""
     sc.asm("m.o", start() + '.section .text.unused,"ax",%progbits\n.word missing\n')
     args = [*E, "--gc-sections", "m.o"]
-    res, ld = sc.link(args), sc.ld(args)
-    assert ld.ok and not res.ok
-    assert [w.kind for w in res.warnings] == ["not-modelled"]
+    res = agree(sc, args)
+    assert res.ok and [(c.file, c.section) for c in res.collected] == [("m.o", ".text.unused")]
+    assert not agree(sc, [*E, "m.o"]).ok
 
 
 def test_scenario_docstring_example(sc):

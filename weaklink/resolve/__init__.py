@@ -25,5 +25,8 @@ def link(args: Sequence[str], *, cref: bool = False, trace: Sequence[str] = (),
     traced = tuple(dict.fromkeys([*opts.trace, *trace]))
     with report.no_gc():
         state = Linker(opts, watch=frozenset(why_not), cwd=None if cwd is None else str(cwd)).run()
+        if opts.gc_sections:
+            from weaklink.resolve import gc
+            gc.collect(state)
         reasons = [w for name in why_not for w in explain.why_not(state, name)]
         return report.build(state, cref=cref, trace=traced, why_not=reasons)

@@ -55,6 +55,7 @@ class LinkState:
     default: ScriptSymbols | None = None               # ld's built-in script (no -T)
     scripts: list = field(default_factory=list)        # every script read, -T ones first
     assigned_by: dict = field(default_factory=dict)    # name -> ("script"|"absolute", value)
+    gc_removed: list = field(default_factory=list)     # (file id, section) as --print-gc-sections
 
     def ignored_sections(self, fid: int) -> frozenset:
         """Sections of a file whose relocations ld never processes: discarded COMDAT
@@ -90,7 +91,24 @@ class Linker:
         self._reassign(self.s.opts.inputs)        # lang_do_assignments: --defsym wins at the end
         if self.s.default is not None:
             self._apply_script(self.s.default)
+        self._start_stop()
         return self.s
+
+    def _start_stop(self):
+        """ldlang.c lang_init_start_stop / bfd_elf_define_start_stop: an undefined
+        `__start_SEC` or `__stop_SEC` is defined by ld when an input section named SEC (a C
+        identifier) exists."""
+        table = self.s.table
+        wanted = [n for n, sym in table.syms.items() if sym.state in (R.UNDEF, R.UNDEFWEAK)
+                  and n.startswith(("__start_", "__stop_"))]
+        if not wanted:
+            return
+        names = {sec.name for obj in self.s.objects for sec in obj.section_table.sections}
+        for n in wanted:
+            sec = n[len("__start_"):] if n.startswith("__start_") else n[len("__stop_"):]
+            if sec in names and sec.isidentifier():
+                table.assign(table.syms[n], 0)
+                self.s.assigned_by[n] = ("script", None)
 
     def _reassign(self, items):
         for item in items:

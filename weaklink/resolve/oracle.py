@@ -22,6 +22,7 @@ _IN_FUNCTION = re.compile(_PREFIX + r"(.+?): in function `.*':$")
 _MORE = re.compile(_PREFIX + r"(?:(.+?):\(.*\): )?more undefined references to `([^']+)' follow")
 _REQUIRED = re.compile(_PREFIX + r"required symbol `([^']+)' not defined")
 _TRACE = re.compile(_PREFIX + r"(.+): (reference to|definition of) (\S+)$")
+_GC = re.compile(_PREFIX + r"removing unused section '(.*)' in file '(.*)'$")
 
 
 @dataclass(frozen=True)
@@ -35,6 +36,7 @@ class LdRun:
     # (symbol, file) of "more undefined references to `x' follow": ld stops listing a symbol's
     # sites after 5 in a row (ldmain.c MAX_ERRORS_IN_A_ROW), so later files go unnamed
     more: frozenset[tuple[str, str | None]] = frozenset()
+    collected: tuple[tuple[str, str], ...] = ()     # --print-gc-sections: (file, section)
 
     @property
     def ok(self) -> bool:
@@ -69,12 +71,18 @@ def parse_ld_stderr(text: str) -> tuple[frozenset, tuple[str, ...], frozenset]:
 
 
 
+def parse_gc_lines(text: str) -> tuple[tuple[str, str], ...]:
+    """--print-gc-sections lines → ((file, section), ...) in ld's order."""
+    return tuple((m.group(2), m.group(1)) for line in text.splitlines()
+                 if (m := _GC.match(line)))
+
+
 def recorded_run(returncode: int, stderr: str, map_path: str | Path | None):
     """An LdRun from a link that already happened (its exit status, stderr and map file)."""
     errors, trace, more = parse_ld_stderr(stderr)
     path = Path(map_path) if map_path else None
     lmap = parse_map(path) if path is not None and path.exists() and path.stat().st_size else LinkMap()
-    return LdRun(returncode, stderr, errors, lmap, trace, more)
+    return LdRun(returncode, stderr, errors, lmap, trace, more, parse_gc_lines(stderr))
 
 
 def differences(model: LinkResult, ld, *, demangled: bool = False, args: list[str] = ()) -> list[str]:
@@ -100,6 +108,9 @@ def differences(model: LinkResult, ld, *, demangled: bool = False, args: list[st
     mine_c = {name(n): (s.file, s.size) for n, s in model.symbols.items() if s.binding == "common"}
     if mine_c != commons:
         diffs.append(f"commons: model {mine_c}, ld {commons}")
+    mine_gc = tuple((c.file, c.section) for c in model.collected)
+    if mine_gc != ld.collected:
+        diffs.append(f"collected: model {list(mine_gc)}, ld {list(ld.collected)}")
     if model.trace != ld.trace:
         diffs.append(f"-y trace: model {model.trace}, ld {ld.trace}")
     cref = {name(k): v for k, v in model.cref.items()}

@@ -9,7 +9,7 @@ from weaklink.demangle import demangle
 from weaklink.read.objfile import K_UNDEF
 from weaklink.resolve import rules as R
 from weaklink.resolve.driver import LinkState
-from weaklink.resolve.result import (ENTRY_NOT_FOUND, MULTIPLE_DEFINITION, NOT_MODELLED,
+from weaklink.resolve.result import (ENTRY_NOT_FOUND, MULTIPLE_DEFINITION, Collected,
                                      REQUIRED_UNDEFINED,
                                      UNDEFINED_REFERENCE, Diagnostic, Extraction, LinkResult,
                                      SymbolInfo)
@@ -39,7 +39,7 @@ def symbol_info(s: LinkState, sym: R.Sym) -> SymbolInfo:
     st = sym.state
     if st == R.DEFINED and not sym.absolute and sym.file >= 0:     # the common case first
         return SymbolInfo("global", s.files[sym.file], sym.size,
-                          s.objects[sym.file].section_name(sym.shndx))
+                          s.objects[sym.file].section_name(sym.shndx), None, _kept(s, sym))
     file = s.files[sym.file] if sym.file >= 0 else None
     if st in (R.UNDEF, R.NEW):
         return SymbolInfo("undefined", None, 0, None)
@@ -53,7 +53,14 @@ def symbol_info(s: LinkState, sym: R.Sym) -> SymbolInfo:
     if sym.absolute:
         return SymbolInfo("absolute", file, sym.size, "*ABS*", sym.value)
     section = s.objects[sym.file].section_name(sym.shndx) if sym.file >= 0 else None
-    return SymbolInfo("global" if st == R.DEFINED else "weak", file, sym.size, section)
+    return SymbolInfo("global" if st == R.DEFINED else "weak", file, sym.size, section, None,
+                      _kept(s, sym))
+
+
+def _kept(s: LinkState, sym: R.Sym) -> bool:
+    """False when --gc-sections removes the section holding the winning definition."""
+    gone = s.collected.get(sym.file) if sym.file >= 0 else None
+    return not (gone and sym.shndx in gone)
 
 
 def symbols(s: LinkState) -> dict[str, SymbolInfo]:
@@ -61,6 +68,8 @@ def symbols(s: LinkState) -> dict[str, SymbolInfo]:
     inline; everything else goes through symbol_info."""
     out, files, objects, sections = {}, s.files, s.objects, {}
     defined, info = R.DEFINED, symbol_info
+    if s.collected:                                # --gc-sections: every symbol gets `kept`
+        return {n: info(s, sym) for n, sym in s.table.syms.items() if sym.notices}
     for name, sym in s.table.syms.items():
         if not sym.notices:
             continue
@@ -131,15 +140,6 @@ def entry_warning(s: LinkState) -> list[Diagnostic]:
     return [Diagnostic(ENTRY_NOT_FOUND, e, None, f"warning: cannot find entry symbol {e}")]
 
 
-def gc_warning(s: LinkState) -> list[Diagnostic]:
-    """--gc-sections runs after extraction (§2.1 item 11), so only one thing is off: ld does
-    not report undefined references that sit only in collected sections. Say so."""
-    if not s.opts.gc_sections or not any(e for e in s.table.syms.values() if e.state == R.UNDEF):
-        return []
-    return [Diagnostic(NOT_MODELLED, "", None, "warning: --gc-sections is not modelled: "
-                       "undefined references from sections ld would collect are still reported")]
-
-
 def trace_lines(s: LinkState, names) -> tuple[str, ...]:
     """ld -y: one line per file that ld noticed mentioning the symbol, in load order. Under
     --wrap a reference is noticed only if its own (unrenamed) name is traced too, unless
@@ -187,7 +187,8 @@ def build(s: LinkState, *, cref: bool = False, trace=(), why_not=()) -> LinkResu
     extracted = tuple(Extraction(s.files[m], s.files[r] if r >= 0 else None, name)
                       for m, r, name in s.extracted)
     return LinkResult(
-        ok=not errors, errors=tuple(errors), warnings=tuple(entry_warning(s) + gc_warning(s)),
+        ok=not errors, errors=tuple(errors), warnings=tuple(entry_warning(s)),
         loaded=tuple(s.files), extracted=extracted, symbol_table=lambda: _symbols_quietly(s),
         cref=cref_table(s) if cref else {}, trace=trace_lines(s, trace),
-        why_not=tuple(why_not))
+        why_not=tuple(why_not), gc_sections=s.opts.gc_sections,
+        collected=tuple(Collected(s.files[f], name) for f, name in s.gc_removed))

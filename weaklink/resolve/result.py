@@ -41,6 +41,16 @@ class Extraction:
         return {"member": self.member, "file": self.file, "symbol": self.symbol}
 
 
+@dataclass(frozen=True, slots=True)
+class Collected:
+    """A section --gc-sections removes (ld: "removing unused section 'S' in file 'F'")."""
+    file: str
+    section: str
+
+    def to_json(self) -> dict:
+        return {"file": self.file, "section": self.section}
+
+
 class SymbolInfo(NamedTuple):
     """The winner for one name (a NamedTuple: one is built per global symbol)."""
     binding: str        # global | weak | common | absolute | script | undefined | undefined-weak
@@ -82,6 +92,9 @@ class LinkResult:
     cref: dict[str, tuple[str, ...]] = field(default_factory=dict)
     trace: tuple[str, ...] = ()
     why_not: tuple[WhyNot, ...] = ()
+    collected: tuple[Collected, ...] = ()       # --gc-sections, in --print-gc-sections order
+    gc_sections: bool = False
+    ld_args: tuple[str, ...] | None = None       # the ld command line modelled (driver lines)
 
     @cached_property
     def symbols(self) -> dict[str, SymbolInfo]:
@@ -97,7 +110,10 @@ class LinkResult:
             "loaded": list(self.loaded),
             "extracted": [x.to_json() for x in self.extracted],
             "symbols": {k: v.to_json() for k, v in sorted(self.symbols.items())},
+            "collected": [c.to_json() for c in self.collected],
         }
+        if self.ld_args is not None:
+            out["ld_args"] = list(self.ld_args)
         if extras and self.trace:
             out["trace"] = list(self.trace)
         if extras and self.why_not:
