@@ -30,3 +30,13 @@ def link(args: Sequence[str], *, cref: bool = False, trace: Sequence[str] = (),
             gc.collect(state)
         reasons = [w for name in why_not for w in explain.why_not(state, name)]
         return report.build(state, cref=cref, trace=traced, why_not=reasons)
+
+
+def link_driver(argv: Sequence[str], *, cwd: str | None = None, **kw) -> LinkResult:
+    """Model the link a compiler-driver command (`arm-none-eabi-gcc ARGS…`) would run: the ld
+    arguments come from `ARGS -###` (compiler_driver.py); the result's `ld_args` holds them."""
+    from weaklink.resolve.compiler_driver import ld_arguments
+
+    args = ld_arguments([str(a) for a in argv], cwd=None if cwd is None else str(cwd))
+    result = link(args, cwd=cwd, **kw)
+    return dataclasses.replace(result, ld_args=tuple(args))

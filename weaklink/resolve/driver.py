@@ -304,6 +304,8 @@ class Linker:
                 continue
             sym = syms.get(name) or get(name)
             if kind == K_COMMON:
+                if name == "__gnu_lto_slim":          # GCC's mark of a slim LTO IR object
+                    raise InputError(obj.name, "LTO IR objects are not modelled")
                 common(sym, fid, size)
             else:
                 defined(sym, fid, weak, size, shndx, value)

@@ -126,10 +126,20 @@ class LinkResult:
     def table(self) -> str:
         """Readable symbol table: one row per symbol, stable column headers."""
         rows = [("SYMBOL", "BINDING", "FILE", "SIZE", "SECTION")]
+        gc = self.gc_sections
+        if gc:          # a weak default that won but was collected is not in the image
+            rows[0] += ("IN IMAGE",)
         for name, s in sorted(self.symbols.items()):
-            rows.append((name, s.binding, s.file or "-", str(s.size), s.section or "-"))
-        widths = [max(len(r[i]) for r in rows) for i in range(5)]
+            row = (name, s.binding, s.file or "-", str(s.size), s.section or "-")
+            rows.append(row + (("yes" if s.kept else "no, collected"),) if gc else row)
+        widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
         return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows)
+
+    def summary(self) -> str:
+        """One line: what the link loads, extracts and collects (the table needs --symbols)."""
+        gc = f", {len(self.collected)} sections collected" if self.gc_sections else ""
+        return (f"{len(self.loaded)} files loaded ({len(self.extracted)} archive members "
+                f"extracted), {len(self.symbols)} global symbols{gc}; --symbols prints them")
 
     def why_extract_lines(self) -> list[str]:
         """The map table layout (ldmain.c add_archive_element): pad the member to 30 columns."""
