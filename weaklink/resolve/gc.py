@@ -32,7 +32,7 @@ from weaklink.read import elfstructs as S
 from weaklink.read.objfile import K_UNDEF
 from weaklink.resolve import rules as R
 from weaklink.resolve.gcgraph import SectionGraph, key
-from weaklink.resolve.script import rule_matches
+from weaklink.resolve.script import RuleSet
 
 _DEBUG_PREFIXES = (".debug", ".gnu.debuglto_.debug_", ".gnu.linkonce.wi.", ".zdebug", ".line",
                    ".stab")
@@ -99,13 +99,13 @@ class GnuGc:
                  *[e for sc in s.scripts for e in sc.extern]]
         for name in names:
             g.mark(*self._definition(name))
-        keeps = [r for sc in s.scripts for r in sc.keeps]
+        keeps = RuleSet([r for sc in s.scripts for r in sc.keeps])
         for fid, t in enumerate(self.tables):
             path, member = _member_name(s.files[fid])
             for sec in t.sections:
                 if (sec.type == S.SHT_NOTE and not sec.group and not _linked_to(sec)) \
                         or sec.flags & S.SHF_GNU_RETAIN \
-                        or any(rule_matches(r, path, member, sec.name) for r in keeps):
+                        or keeps.matches(path, member, sec.name):
                     g.mark(key(fid, sec.index))
 
     def _extra(self):

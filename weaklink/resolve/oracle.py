@@ -22,6 +22,8 @@ _IN_FUNCTION = re.compile(_PREFIX + r"(.+?): in function `.*':$")
 _MORE = re.compile(_PREFIX + r"(?:(.+?):\(.*\): )?more undefined references to `([^']+)' follow")
 _REQUIRED = re.compile(_PREFIX + r"required symbol `([^']+)' not defined")
 _TRACE = re.compile(_PREFIX + r"(.+): (reference to|definition of) (\S+)$")
+# ld names a site by its source file (STT_FILE or line info) after "OBJ: in function" lines
+_SOURCE = re.compile(r"\.(?:c|cc|cpp|cxx|C|s|S|asm)$")
 _GC = re.compile(_PREFIX + r"removing unused section '(.*)' in file '(.*)'$")
 
 
@@ -62,8 +64,8 @@ def parse_ld_stderr(text: str) -> tuple[frozenset, tuple[str, ...], frozenset]:
             head = re.sub(_PREFIX, "", line.split(": undefined reference")[0]
                           .split(": multiple definition")[0])
             file = re.match(r"(.+?):\(", head)
-            if file:                     # later sites in the same function omit the file
-                pending = file.group(1)
+            if file and not (pending and _SOURCE.search(file.group(1))):
+                pending = file.group(1)  # later sites in the same function omit the file
             errors.add((kind, sym, pending))
         elif m := _TRACE.match(line):
             trace.append(f"{m.group(1)}: {m.group(2)} {m.group(3)}")

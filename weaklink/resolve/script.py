@@ -117,3 +117,43 @@ def rule_matches(rule: InputSectionRule, path: str, member: str | None, section:
         return False
     return any(glob_match(sp.pattern, section) and not _excluded(sp.exclude_files, path, member)
                for sp in rule.sections)
+
+
+class RuleSet:
+    """Fast `matches(path, member, section)` over many rules (KEEP, /DISCARD/): rules for every
+    file (`*`, no EXCLUDE_FILE) become one regex over section names, with a cache per name;
+    the few others are tried one by one."""
+
+    def __init__(self, rules):
+        simple, self.other = [], []
+        for r in rules:
+            if r.file == "*" and not r.exclude_files and \
+                    not any(sp.exclude_files for sp in r.sections):
+                simple += [sp.pattern for sp in r.sections]
+            else:
+                self.other.append(r)
+        self._rx = _union(simple)
+        self._other_rx = [_union([sp.pattern for sp in r.sections]) for r in self.other]
+        self._cache: dict[str, bool] = {}
+        self._other_cache: dict[str, list] = {}
+
+    def __bool__(self) -> bool:
+        return self._rx is not None or bool(self.other)
+
+    def matches(self, path: str, member: str | None, section: str) -> bool:
+        hit = self._cache.get(section)
+        if hit is None:
+            hit = self._cache[section] = bool(self._rx and self._rx.match(section))
+        if hit:
+            return True
+        cand = self._other_cache.get(section)
+        if cand is None:                         # rules whose section patterns could match
+            cand = self._other_cache[section] = [
+                r for r, rx in zip(self.other, self._other_rx) if rx and rx.match(section)]
+        return any(rule_matches(r, path, member, section) for r in cand)
+
+
+def _union(patterns) -> re.Pattern | None:
+    if not patterns:
+        return None
+    return re.compile("|".join(f"(?:{fnmatch.translate(p)})" for p in patterns), re.S)
