@@ -22,7 +22,8 @@ arm-none-eabi-ld 2.40 (tests/link/test_gc.py):
            marked, repeated until nothing changes (their R_ARM_NONE relocations keep the
            personality routines).
   sweep    every unmarked section of every loaded file is removed, in load order and section
-           order; --print-gc-sections names those with a non-zero size, a group member as
+           order, then the file's COMMON section if it holds winning commons that nothing kept
+           refers to; --print-gc-sections names those with a non-zero size, a group member as
            NAME[SIGNATURE]. A SHT_GROUP section goes with its first member. Discarded COMDAT
            copies are swept like any section (measured: ld lists them).
 """
@@ -31,7 +32,7 @@ from __future__ import annotations
 from weaklink.read import elfstructs as S
 from weaklink.read.objfile import K_UNDEF
 from weaklink.resolve import rules as R
-from weaklink.resolve.gcgraph import SectionGraph, key
+from weaklink.resolve.gcgraph import COMMON, SectionGraph, key
 from weaklink.resolve.script import RuleSet
 
 _DEBUG_PREFIXES = (".debug", ".gnu.debuglto_.debug_", ".gnu.linkonce.wi.", ".zdebug", ".line",
@@ -63,7 +64,11 @@ class GnuGc:
     # -- symbol → section ---------------------------------------------------------------------------
     def _definition(self, name: str) -> list[int]:
         sym = self.s.table.syms.get(name)
-        if sym is None or sym.file < 0 or sym.absolute or sym.state not in (R.DEFINED, R.DEFWEAK):
+        if sym is None or sym.file < 0 or sym.absolute:
+            return []
+        if sym.state == R.COMMON:                 # ldlang.c lang_one_common: in file's COMMON
+            return [key(sym.file, COMMON)]
+        if sym.state not in (R.DEFINED, R.DEFWEAK):
             return []
         return [key(sym.file, sym.shndx)]
 
@@ -140,6 +145,8 @@ class GnuGc:
     def _sweep(self):
         s, marked = self.s, self.graph.marked
         printed = []
+        commons = {sym.file for sym in s.table.syms.values()
+                   if sym.state == R.COMMON and sym.file >= 0}
         for fid, t in enumerate(self.tables):
             gone = set()
             for sec in t.sections:
@@ -155,6 +162,9 @@ class GnuGc:
                 gone.add(sec.index)
                 if sec.size:                      # ld names only non-empty sections
                     printed.append((fid, self._shown(t, sec)))
+            if fid in commons and key(fid, COMMON) not in marked:
+                gone.add(COMMON)                  # the COMMON section ld made for the file
+                printed.append((fid, "COMMON"))
             if gone:
                 s.collected[fid] = frozenset(gone)
         s.gc_removed = printed

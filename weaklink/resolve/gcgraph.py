@@ -12,6 +12,9 @@ from weaklink.read.elfstructs import SHT_GROUP
 from weaklink.read.objfile import SectionTable
 
 
+COMMON = 0xFFF2          # SHN_COMMON: the pseudo-section holding a file's winning commons
+
+
 def key(fid: int, index: int) -> int:
     return fid << 32 | index
 
@@ -41,6 +44,9 @@ class SectionGraph:
             if k in marked:
                 continue
             fid, idx = split(k)
+            if idx == COMMON:                     # a file's common symbols: no relocations
+                marked.add(k)
+                continue
             table = tables[fid]
             if idx not in table.by_index:
                 continue

@@ -46,7 +46,8 @@ def symbol_info(s: LinkState, sym: R.Sym) -> SymbolInfo:
     if st == R.UNDEFWEAK:                          # resolves to 0 (§1.2)
         return SymbolInfo("undefined-weak", None, 0, None)
     if st == R.COMMON:
-        return SymbolInfo("common", file, sym.size, "COMMON")
+        return SymbolInfo("common", file, sym.size, "COMMON", None,
+                          not (s.collected.get(sym.file) and 0xFFF2 in s.collected[sym.file]))
     if sym.absolute and sym.file < 0:
         how, value = s.assigned_by.get(sym.name, ("absolute", sym.value))
         return SymbolInfo(how, None, 0, "*ABS*" if how == "absolute" else None, value)
