@@ -151,7 +151,7 @@ def test_cli_json_contract_and_exit_codes(lib, monkeypatch, capsys):
                              "extracted", "symbols"]
     assert doc["extracted"][0] == {"member": "libq.a(q1.o)", "file": "m.o", "symbol": "q1"}
     assert doc["symbols"]["c"] == {"binding": "common", "file": "libq.a(a_member_with_a_long_name.o)",
-                                   "size": 8, "section": "COMMON", "value": None, "kept": True}
+                                   "size": 8, "section": "COMMON", "value": None, "kept": False}
     code, out, _ = run_cli(monkeypatch, capsys, "--json", "-e", "_start", "libq.a", "m.o")
     doc = json.loads(out)
     assert code == 1 and doc["errors"] == [{

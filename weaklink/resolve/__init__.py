@@ -13,7 +13,8 @@ from weaklink.resolve.result import LinkResult
 
 
 def link(args: Sequence[str], *, cref: bool = False, trace: Sequence[str] = (),
-         why_not: Sequence[str] = (), cwd: str | None = None) -> LinkResult:
+         why_not: Sequence[str] = (), cwd: str | None = None, plugin: bool = False
+         ) -> LinkResult:
     """Model `arm-none-eabi-ld ARGS`. `trace` adds -y lines (also taken from -y in ARGS),
     `why_not` explains every losing definition of those symbols, `cref` fills the --cref table.
     Relative paths are opened from `cwd` (default: the process's) and named as given.
@@ -22,6 +23,8 @@ def link(args: Sequence[str], *, cref: bool = False, trace: Sequence[str] = (),
     opts = cmdline.parse(list(map(str, args)))
     if cref and not opts.cref:
         opts = dataclasses.replace(opts, cref=True)
+    if plugin and not opts.plugin:           # collect2 loads the LTO plugin (compiler_driver)
+        opts = dataclasses.replace(opts, plugin=True)
     traced = tuple(dict.fromkeys([*opts.trace, *trace]))
     with report.no_gc():
         state = Linker(opts, watch=frozenset(why_not), cwd=None if cwd is None else str(cwd)).run()
@@ -35,8 +38,8 @@ def link(args: Sequence[str], *, cref: bool = False, trace: Sequence[str] = (),
 def link_driver(argv: Sequence[str], *, cwd: str | None = None, **kw) -> LinkResult:
     """Model the link a compiler-driver command (`arm-none-eabi-gcc ARGS…`) would run: the ld
     arguments come from `ARGS -###` (compiler_driver.py); the result's `ld_args` holds them."""
-    from weaklink.resolve.compiler_driver import ld_arguments
+    from weaklink.resolve.compiler_driver import ld_command
 
-    args = ld_arguments([str(a) for a in argv], cwd=None if cwd is None else str(cwd))
-    result = link(args, cwd=cwd, **kw)
+    args, plugin = ld_command([str(a) for a in argv], cwd=None if cwd is None else str(cwd))
+    result = link(args, cwd=cwd, plugin=plugin, **kw)
     return dataclasses.replace(result, ld_args=tuple(args))

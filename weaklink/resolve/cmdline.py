@@ -35,11 +35,11 @@ IGNORED_FLAGS = frozenset("""
 # Options taking a value (`--opt=V`, `--opt V`, or `-oV` for one-letter ones), ignored.
 IGNORED_WITH_VALUE = frozenset("""
 -o --output -Map -m -A --architecture -O -Ttext -Tdata -Tbss -Ttext-segment
---section-start --sort-section --target2 --sysroot --build-id --hash-style -plugin
+--section-start --sort-section --target2 --sysroot --build-id --hash-style
 -plugin-opt --oformat -b --format -R --just-symbols -Y --stub-group-size --thumb-entry
 --vfp11-denorm-fix --fix-stm32l4xx-629360 --orphan-handling --exclude-libs
 --print-memory-usage-file --dependency-file --error-handling-script --wrap-undefined
---image-base --max-cache-size --plugin --plugin-opt -a --retain-symbols-file
+--image-base --max-cache-size --plugin-opt -a --retain-symbols-file
 """.split()) - {"--wrap-undefined"}
 ONE_LETTER_VALUE = ("-o", "-T", "-m", "-A", "-O", "-b", "-R", "-Y", "-a")
 UNSUPPORTED = {
@@ -81,6 +81,7 @@ class LinkOptions:
     cref: bool = False          # --cref: ld notices every symbol (notice_all), which -y sees
     print_gc: bool = False
     emulation: str | None = None   # -m EMULATION: chooses ld's default script
+    plugin: bool = False        # -plugin: ld loads a plugin (rules.py: ld/plugin.c notices)
 
 
 @dataclass
@@ -101,6 +102,7 @@ class _State:
     cref: bool = False
     print_gc: bool = False
     emulation: str | None = None
+    plugin: bool = False
 
 
 def _split(arg: str, args: list[str], i: int, names: tuple[str, ...]) -> tuple[str | None, int]:
@@ -140,6 +142,7 @@ def _valued(st: _State, arg: str, args: list[str], i: int) -> int | None:
         (("-y", "--trace-symbol"), st.trace.append),
         (("--wrap", "-wrap"), st.wrap.append),
         (("-m",), lambda v: setattr(st, "emulation", v)),
+        (("-plugin", "--plugin"), lambda v: setattr(st, "plugin", True)),
         (("-T", "--script", "-dT", "--default-script"), lambda v: (
             st.scripts.append(v), st.stack[-1].append(InputItem("script", v)))),
     )
@@ -241,4 +244,4 @@ def parse(args: list[str]) -> LinkOptions:
     return LinkOptions(tuple(st.stack[0]), tuple(st.undefined), st.entry, tuple(st.require),
                        st.muldefs, tuple(st.dirs), tuple(st.scripts), tuple(st.trace),
                        st.nostdlib, st.gc_sections, st.demangle, tuple(st.wrap), st.cref,
-                       st.print_gc, st.emulation)
+                       st.print_gc, st.emulation, st.plugin)

@@ -4,7 +4,8 @@ the ld command line it runs (realworld_tflm_lld.md §1).
 `gcc ARGS -###` prints the commands it would run without running them; the last one is
 collect2 (or ld), with each argument shell-quoted. collect2 passes its arguments to ld, minus
 the LTO plugin options (`-plugin FILE`, `-plugin-opt=…`, and the `--plugin` spellings), which
-only matter for LTO IR objects, which we do not model. A line that would compile sources is
+only matter for LTO IR objects, which we do not model. That a plugin is loaded is kept: it
+changes two details of ld's bookkeeping (ld/plugin.c, see rules.py). A line that would compile sources is
 refused: nothing exists yet to model.
 """
 from __future__ import annotations
@@ -57,13 +58,28 @@ def strip_plugin_options(args: Sequence[str]) -> list[str]:
     return out
 
 
+def uses_plugin(args: Sequence[str]) -> bool:
+    """Does the ld line load a plugin (collect2 loads GCC's LTO plugin by default)?"""
+    return any(a in _PLUGIN_WITH_VALUE or a.startswith(_PLUGIN_PREFIXES[2:]) for a in args)
+
+
+def ld_command(argv: Sequence[str], cwd: str | None = None) -> tuple[list[str], bool]:
+    """(ld arguments without plugin options, whether ld would load a plugin)."""
+    argv = list(argv)
+    if argv and is_linker(argv[0]):
+        return strip_plugin_options(argv[1:]), uses_plugin(argv[1:])
+    full = _full_ld_arguments(argv, cwd)
+    return strip_plugin_options(full), uses_plugin(full)
+
+
 def ld_arguments(argv: Sequence[str], cwd: str | None = None) -> list[str]:
     """The ld arguments that the driver command `argv` would link with (without the program)."""
-    argv = list(argv)
+    return ld_command(argv, cwd)[0]
+
+
+def _full_ld_arguments(argv: list[str], cwd: str | None) -> list[str]:
     if not argv:
         raise UsageError("expected a compiler driver command after --")
-    if is_linker(argv[0]):                          # an ld line already
-        return strip_plugin_options(argv[1:])
     try:
         proc = subprocess.run([*argv, "-###"], cwd=cwd, capture_output=True, text=True,
                               env={**os.environ, "LC_ALL": "C"})
@@ -92,4 +108,4 @@ def ld_arguments(argv: Sequence[str], cwd: str | None = None) -> list[str]:
     if not links:
         raise UsageError(f"{argv[0]} -### printed no link command (is it a link line? "
                          "-c, -S and -E do not link)")
-    return strip_plugin_options(links[-1][1:])
+    return links[-1][1:]

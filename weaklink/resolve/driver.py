@@ -73,7 +73,8 @@ def _default_parsed(text: str, name: str) -> ScriptSymbols:
 class Linker:
     def __init__(self, opts: LinkOptions, watch: frozenset[str] = frozenset(),
                  cwd: str | None = None):
-        self.s = LinkState(opts, R.SymbolTable(opts.muldefs, watch), wrap=Wrap(opts.wrap))
+        self.s = LinkState(opts, R.SymbolTable(opts.muldefs, watch, opts.plugin),
+                           wrap=Wrap(opts.wrap))
         self._archives: dict[str, Archive] = {}
         self.cwd = cwd
 

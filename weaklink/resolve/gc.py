@@ -116,7 +116,7 @@ class GnuGc:
     def _extra(self):
         g, marked = self.graph, self.graph.marked
         for fid, t in enumerate(self.tables):
-            some_kept = False
+            some_kept = key(fid, COMMON) in marked   # the file's COMMON section is SHF_ALLOC
             for sec in t.sections:
                 k = key(fid, sec.index)
                 if k in marked and sec.flags & S.SHF_ALLOC and sec.type != S.SHT_NOTE:

@@ -153,7 +153,7 @@ def trace_lines(s: LinkState, names) -> tuple[str, ...]:
             by_name = s.objects[fid].by_name
             if kind == R.N_REF and s.wrap:
                 mine = [o for o in origs if o in by_name] or [name]
-                if not s.opts.cref and not traced.intersection(mine):
+                if not (s.opts.cref or s.opts.plugin) and not traced.intersection(mine):
                     continue
                 order = by_name.get(mine[0], 0)
             else:
