@@ -41,9 +41,12 @@ def is_driver(word: str, cwd: str | None = None) -> bool:
 
 
 def _is_input(path: str) -> bool:
+    """An archive or an ELF relocatable object (e_type 1); an ELF executable is a program."""
     with open(path, "rb") as f:
-        head = f.read(8)
-    return head.startswith((b"\x7fELF", b"!<arch>", b"!<thin>"))
+        head = f.read(18)
+    if head.startswith(b"\x7fELF"):
+        return len(head) == 18 and int.from_bytes(head[16:18], "little") == 1
+    return head.startswith((b"!<arch>", b"!<thin>"))
 
 
 def strip_plugin_options(args: Sequence[str]) -> list[str]:
