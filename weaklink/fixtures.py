@@ -308,6 +308,14 @@ def model_blob(target: str, cache: str | Path | None = None) -> Path:
     return _model_blob(TARGETS[target], cache_dir(cache))
 
 
+def vela_tflite(target: str, network: str = FIXTURE_NETWORK, cache: str | Path | None = None) -> Path:
+    """Vela's default .tflite output of a fixture network for a target (built on demand): what
+    TensorFlow Lite Micro firmware embeds."""
+    t = TARGETS[target]
+    return Path(_model_generator().build_tflite(network, t.accelerator, t.system_config,
+                                                t.memory_mode, cache_dir(cache) / "models"))
+
+
 # -- npuapp: an application linked by the gcc driver with newlib (issue 9) ------------------------
 NPUAPP = FIRMWARE / "npuapp"
 

@@ -33,9 +33,10 @@ def analyze(path: str, *, map_path: str | None = None, board: str | None = None,
             symbols: Sequence[str] = (), expect_override: Sequence[str] = (),
             expect_region: Mapping[str, str] | None = None,
             link_inputs: Sequence[str] | None = None, link_dir: str | None = None,
-            ) -> AnalysisReport:
+            image: Image | None = None) -> AnalysisReport:
+    """`image`: the image already read from `path` (weaklink check reads the file once)."""
     expect_region = dict(expect_region or {})
-    image = Image.from_path(path)
+    image = image if image is not None else Image.from_path(path)
     link_map = _read_map(map_path)
     regions = _regions(image, link_map, map_path, board)
     table = SymbolTable(image, regions)
@@ -57,6 +58,16 @@ def analyze(path: str, *, map_path: str | None = None, board: str | None = None,
     return AnalysisReport(image.name, MACHINES.get(int(image.elf.header["e_machine"]), "?"),
                           image.entry, regions, _usage(image, regions), table, queried,
                           tuple(found), weak_rows, defined_in, demangling, tuple(notes))
+
+
+def query(report: AnalysisReport, name: str, attribution: Attribution | None = None) -> Query:
+    """One more symbol of an analysed image, with the --symbol fields (weaklink diff uses it
+    for the symbols that changed); `attribution` fills in defined_in."""
+    image = report.table.image
+    q = _query(image, report.regions, name, report.table)
+    if q.found and attribution is not None and (hits := image.lookup(q.raw_name)):
+        q = replace(q, defined_in=attribution.defined_in(hits[0]))
+    return q
 
 
 def _read_map(map_path):
