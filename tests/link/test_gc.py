@@ -88,3 +88,21 @@ def test_start_stop_symbols_keep_their_section(sc):
     sc.asm("m.o", start("__start_mysec", "__stop_mysec"))
     sc.asm("d.o", '.section mysec,"a",%progbits\n.word 1\n.section other,"a",%progbits\n.word 2\n')
     assert compare(sc, ["--gc-sections", "-e", "_start", "m.o", "d.o"]) == []
+
+
+DISCARD_SCRIPT = "ENTRY(_start)\nSECTIONS { .text : { *(.text*) } .keep : { *(.disc.keep) } " \
+                 "/DISCARD/ : { *(.disc*) } }\n"
+
+
+@pytest.mark.parametrize("gc", [[], ["--gc-sections"]])
+@pytest.mark.parametrize("used", [True, False])
+def test_reference_to_a_discarded_definition(sc, gc, used):
+    sc.asm("m.o", start(*(["dfn"] if used else [])))
+    sc.asm("d.o", '.section .text.d,"ax",%progbits\n.global dfn\ndfn: .word dsym\n.word ksym\n'
+                  '.section .disc,"a",%progbits\n.global dsym\ndsym: .word 0\n'
+                  '.section .disc.keep,"a",%progbits\n.global ksym\nksym: .word 0\n')
+    (sc.root / "d.ld").write_text(DISCARD_SCRIPT)
+    res = sc.link(["-T", "d.ld", *gc, "m.o", "d.o"])
+    assert compare(sc, ["-T", "d.ld", *gc, "m.o", "d.o"]) == []
+    assert [e.kind for e in res.errors] == (["defined-in-discarded-section"]
+                                            if used or not gc else [])

@@ -69,3 +69,31 @@ def test_cli_link_on_the_driver_line_answers_why_not(app, capsys, monkeypatch):
     assert (f"why not {HOOKS[0]} from libboard.a(cache.o): blocked by an earlier weak "
             "definition in libnpudrv.a(hooks.o) [blocked-by-weak]") in out
     assert out.rstrip().endswith("link would succeed")
+
+
+def _readme_blocks():
+    import re
+    import shlex
+
+    from weaklink.fixtures import REPO
+    text = (REPO / "README.md").read_text()
+    part = text.split("## Real links: `weaklink link -- arm-none-eabi-gcc …`", 1)[1]
+    sh, out = re.findall(r"```(?:sh)?\n(.*?)```", part, re.S)[:2]
+    return shlex.split(sh.replace("\\\n", " ")), out, part
+
+
+@needs_toolchain
+def test_readme_driver_example_is_this_output(app, capsys, monkeypatch):
+    """The README's `weaklink link -- arm-none-eabi-gcc …` example, byte for byte."""
+    from weaklink import fixtures as fx
+    argv, expected, part = _readme_blocks()
+    assert argv[:2] == ["weaklink", "link"]
+    argv = [str(fx.NPUAPP / "npuapp.ld") if a.endswith("npuapp.ld") else a for a in argv]
+    monkeypatch.chdir(app.cwd)
+    code = main(argv[1:])
+    assert code == 0 and capsys.readouterr().out == expected
+    no_gc = [a for a in argv[1:] if a != "-Wl,--gc-sections"]
+    assert main(no_gc) == 1
+    out = capsys.readouterr().out
+    assert "ld: libnpudrv.a(run.o): undefined reference to `board_npu_power_cycle'" in part
+    assert "ld: libnpudrv.a(run.o): undefined reference to `board_npu_power_cycle'" in out

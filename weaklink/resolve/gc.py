@@ -45,7 +45,7 @@ def _linked_to(sec) -> int:
     return sec.link if sec.flags & S.SHF_LINK_ORDER and sec.link else 0
 
 
-def _member_name(path: str) -> tuple[str, str | None]:
+def member_name(path: str) -> tuple[str, str | None]:
     """'lib.a(m.o)' -> ('lib.a', 'm.o'); a plain object -> (path, None)."""
     if path.endswith(")") and "(" in path:
         ar, _, mem = path[:-1].partition("(")
@@ -106,7 +106,7 @@ class GnuGc:
             g.mark(*self._definition(name))
         keeps = RuleSet([r for sc in s.scripts for r in sc.keeps])
         for fid, t in enumerate(self.tables):
-            path, member = _member_name(s.files[fid])
+            path, member = member_name(s.files[fid])
             for sec in t.sections:
                 if (sec.type == S.SHT_NOTE and not sec.group and not _linked_to(sec)) \
                         or sec.flags & S.SHF_GNU_RETAIN \

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from weaklink.demangle import demangle
 from weaklink.read.ldmap import LinkMap, parse_map
-from weaklink.resolve.result import (MULTIPLE_DEFINITION, REQUIRED_UNDEFINED,
+from weaklink.resolve.result import (DISCARDED_SECTION, MULTIPLE_DEFINITION, REQUIRED_UNDEFINED,
                                      UNDEFINED_REFERENCE, LinkResult)
 
 _PREFIX = r"^(?:\S*ld(?:\.bfd)?: )?"
@@ -24,6 +24,8 @@ _REQUIRED = re.compile(_PREFIX + r"required symbol `([^']+)' not defined")
 _TRACE = re.compile(_PREFIX + r"(.+): (reference to|definition of) (\S+)$")
 # ld names a site by its source file (STT_FILE or line info) after "OBJ: in function" lines
 _SOURCE = re.compile(r"\.(?:c|cc|cpp|cxx|C|s|S|asm)$")
+_DISCARDED = re.compile(_PREFIX + r"`(.+)' referenced in section `.*' of (.+): defined in "
+                        r"discarded section `.*' of .+$")
 _GC = re.compile(_PREFIX + r"removing unused section '(.*)' in file '(.*)'$")
 
 
@@ -57,6 +59,8 @@ def parse_ld_stderr(text: str) -> tuple[frozenset, tuple[str, ...], frozenset]:
             more.add((m.group(2), m.group(1)))
         elif m := _REQUIRED.match(line):
             errors.add((REQUIRED_UNDEFINED, m.group(1), None))
+        elif m := _DISCARDED.match(line):
+            errors.add((DISCARDED_SECTION, m.group(1), m.group(2)))
         elif "undefined reference to `" in line or "multiple definition of `" in line:
             kind = UNDEFINED_REFERENCE if "undefined reference" in line else MULTIPLE_DEFINITION
             sym = re.search(r"(?:undefined reference to|multiple definition of) `([^']+)'",

@@ -9,7 +9,8 @@ from weaklink.demangle import demangle
 from weaklink.read.objfile import K_UNDEF
 from weaklink.resolve import rules as R
 from weaklink.resolve.driver import LinkState
-from weaklink.resolve.result import (ENTRY_NOT_FOUND, MULTIPLE_DEFINITION, Collected,
+from weaklink.resolve.result import (DISCARDED_SECTION, ENTRY_NOT_FOUND, MULTIPLE_DEFINITION,
+                                     Collected,
                                      REQUIRED_UNDEFINED,
                                      UNDEFINED_REFERENCE, Diagnostic, Extraction, LinkResult,
                                      SymbolInfo)
@@ -134,6 +135,60 @@ def undefined_references(s: LinkState) -> list[Diagnostic]:
     return out
 
 
+def discarded_references(s: LinkState) -> list[Diagnostic]:
+    """elflink.c elf_link_input_bfd: a relocation in an output section against a global
+    symbol whose definition a -T script's /DISCARD/ dropped is an error ("`SYM' referenced in
+    section `S' of F: defined in discarded section `D' of G"). A section goes to the first
+    rule that matches it. ld's default script discards only .note.GNU-stack, .gnu_debuglink
+    and .gnu.lto_*, which define no symbols: it is not checked."""
+    from weaklink.resolve.gc import member_name
+    from weaklink.resolve.script import DISCARD, RuleSet, rule_matches
+
+    rules = [r for sc in s.scripts if sc is not s.default for r in sc.rules]
+    drop = RuleSet([r for r in rules if r.output == DISCARD])
+    if not drop:
+        return []
+    cache: dict[tuple[int, int], str | None] = {}
+
+    def discarded(fid: int, shndx: int) -> str | None:
+        hit = cache.get((fid, shndx), 0)
+        if hit != 0:
+            return hit
+        name = s.objects[fid].section_name(shndx)
+        path, member = member_name(s.files[fid])
+        out = None
+        if name and drop.matches(path, member, name):
+            first = next((r for r in rules if rule_matches(r, path, member, name)), None)
+            out = name if first is not None and first.output == DISCARD else None
+        cache[(fid, shndx)] = out
+        return out
+
+    bad = {n: (sym.file, sec) for n, sym in s.table.syms.items()
+           if sym.state in (R.DEFINED, R.DEFWEAK) and sym.file >= 0 and not sym.absolute
+           and (sec := discarded(sym.file, sym.shndx))}
+    if not bad:
+        return []
+    rename = s.wrap.rename if s.wrap else (lambda n: n)
+    out = []
+    for fid, obj in enumerate(s.objects):
+        table, ignored, rows = obj.section_table, s.ignored_sections(fid), obj.rows
+        for sec in table.sections:
+            if sec.index in ignored or not sec.flags & 0x2 or sec.name == ".eh_frame" \
+                    or discarded(fid, sec.index):
+                continue
+            for row in table.references(sec.index)[1]:
+                name = rows[row][0]
+                if rows[row][1] == K_UNDEF:
+                    name = rename(name)
+                if name in bad:
+                    dfid, dsec = bad[name]
+                    out.append(Diagnostic(DISCARDED_SECTION, name, s.files[fid],
+                                          f"`{_shown(s, name)}' referenced in section "
+                                          f"`{sec.name}' of {s.files[fid]}: defined in "
+                                          f"discarded section `{dsec}' of {s.files[dfid]}"))
+    return out
+
+
 def entry_warning(s: LinkState) -> list[Diagnostic]:
     e = s.entry
     if e is None or (e in s.table.syms and s.table.syms[e].state in _DEFINED):
@@ -184,7 +239,8 @@ def cref_table(s: LinkState) -> dict[str, tuple[str, ...]]:
 
 def build(s: LinkState, *, cref: bool = False, trace=(), why_not=()) -> LinkResult:
     errors = list(dict.fromkeys(
-        multiple_definitions(s) + required_undefined(s) + undefined_references(s)))
+        multiple_definitions(s) + required_undefined(s) + undefined_references(s)
+        + discarded_references(s)))
     extracted = tuple(Extraction(s.files[m], s.files[r] if r >= 0 else None, name)
                       for m, r, name in s.extracted)
     return LinkResult(

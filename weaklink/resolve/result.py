@@ -15,6 +15,7 @@ UNDEFINED_REFERENCE = "undefined-reference"
 MULTIPLE_DEFINITION = "multiple-definition"
 REQUIRED_UNDEFINED = "required-symbol-undefined"
 ENTRY_NOT_FOUND = "entry-not-found"          # warnings only
+DISCARDED_SECTION = "defined-in-discarded-section"   # a /DISCARD/ed definition is referenced
 NOT_MODELLED = "not-modelled"
 
 
