@@ -11,7 +11,6 @@
 """
 from __future__ import annotations
 
-import functools
 import os
 from dataclasses import dataclass, field
 
@@ -21,7 +20,7 @@ from weaklink.read.elfstructs import ELF_MAGIC
 from weaklink.read.objfile import K_COMMON, K_UNDEF, ObjectFile
 from weaklink.resolve import rules as R
 from weaklink.resolve.cmdline import InputItem, LinkOptions
-from weaklink.resolve.default_script import default_script_text
+from weaklink.resolve.default_script import default_script
 from weaklink.resolve.script import ScriptSymbols, find_file, parse_script, read_script
 from weaklink.resolve.wrap import Wrap
 
@@ -63,11 +62,6 @@ class LinkState:
         dead = self.dead.get(fid, frozenset())
         gone = self.collected.get(fid)
         return dead | gone if gone else dead
-
-
-@functools.lru_cache(maxsize=4)
-def _default_parsed(text: str, name: str) -> ScriptSymbols:
-    return parse_script(text, name)
 
 
 class Linker:
@@ -128,8 +122,7 @@ class Linker:
         opts, table = self.s.opts, self.s.table
         scripts = [self._script(p) for p in opts.scripts]
         if not scripts:                           # no -T: ld's built-in script (ld.info -T)
-            text, name = default_script_text(opts.emulation)
-            self.s.default = _default_parsed(text, name)
+            self.s.default = default_script(opts.emulation)
             scripts = [self.s.default]
         self.s.scripts = scripts
         entry = opts.entry or next((sc.entry for sc in reversed(scripts) if sc.entry), None)
