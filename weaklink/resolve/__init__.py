@@ -1,6 +1,8 @@
 """GNU ld 2.40 symbol resolution, modelled: `link(args)` predicts what arm-none-eabi-ld decides.
 
-read (archive, objfile) → cmdline → driver (rules) → report / explain → LinkResult.
+read (archive, objfile, ldscript) → cmdline (or compiler_driver for a gcc line) → driver
+(rules, wrap, script, default_script) → gc (gcgraph) with --gc-sections → report / explain →
+LinkResult.
 """
 from __future__ import annotations
 

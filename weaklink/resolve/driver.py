@@ -94,8 +94,8 @@ class Linker:
         `__start_SEC` or `__stop_SEC` is defined by ld when an input section named SEC (a C
         identifier) exists."""
         table = self.s.table
-        wanted = [n for n, sym in table.syms.items() if sym.state in (R.UNDEF, R.UNDEFWEAK)
-                  and n.startswith(("__start_", "__stop_"))]
+        wanted = [n for n in table.syms if n.startswith(("__start_", "__stop_"))
+                  and table.syms[n].state in (R.UNDEF, R.UNDEFWEAK)]
         if not wanted:
             return
         names = {sec.name for obj in self.s.objects for sec in obj.section_table.sections}
