@@ -3,6 +3,7 @@ LTO IR objects refused, the CLI's `-- CC ARGS` form, and COMDAT on compiled C++.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -108,3 +109,19 @@ def test_comdat_templates_static_locals_vague_data(sc, flags, gc):
     assert model.ok                                  # COMDAT copies are no multiple definition
     for sym in ("_ZN3RegIiE5countE", "_ZZ7next_idvE2id", "shared_cfg", "_ZN3RegIiE5twiceEi"):
         assert model.symbols[sym].file == "a.o"      # the first group wins
+
+
+EXAMPLES = Path("/usr/share/doc/gcc-arm-none-eabi/examples/ldscripts")
+
+
+@pytest.mark.skipif(not (EXAMPLES / "nokeep.ld").exists(),
+                    reason="the toolchain's example linker scripts are not installed")
+@pytest.mark.parametrize("script", ["gcc.ld", "nokeep.ld", "multi-ram.ld"])
+@pytest.mark.parametrize("gc", [[], ["-Wl,--gc-sections"]])
+def test_the_toolchains_example_scripts(sc, script, gc):
+    """Arm's example scripts (INCLUDE mem.ld through -L; nokeep.ld has no KEEP at all)."""
+    sc.c("app.o", APP, "-ffunction-sections")
+    argv = [*GCC, "-specs=nano.specs", "-specs=nosys.specs", *gc, f"-L{EXAMPLES}", "-T", script,
+            "app.o", "-lm", "-o", "app.elf"]
+    model = sc.link_driver(argv, cref=True)
+    assert differences(model, sc.driver(argv), args=list(model.ld_args)) == []

@@ -106,3 +106,16 @@ def test_reference_to_a_discarded_definition(sc, gc, used):
     assert compare(sc, ["-T", "d.ld", *gc, "m.o", "d.o"]) == []
     assert [e.kind for e in res.errors] == (["defined-in-discarded-section"]
                                             if used or not gc else [])
+
+
+@pytest.mark.parametrize("extra", [[], ["-init=foo"], ["-fini", "bar"]])
+def test_init_and_fini_symbols_are_roots(sc, extra):
+    """ld keeps the sections defining `_init` and `_fini` (or the -init/-fini names), even
+    when no KEEP covers them (crti.o's .init/.fini under a script without KEEP)."""
+    sc.asm("a.o", '.section .text.s,"ax",%progbits\n.global _start\n_start: .word 0\n'
+                  '.section .text.a,"ax",%progbits\n.global _init\n_init: .word 0\n'
+                  '.section .text.b,"ax",%progbits\n.global _fini\n_fini: .word 0\n'
+                  '.section .text.f,"ax",%progbits\n.global foo\nfoo: .word 0\n'
+                  '.section .text.c,"ax",%progbits\n.word 0\n')
+    (sc.root / "s.ld").write_text("SECTIONS { .text : { *(.text*) } }\n")
+    assert compare(sc, ["--gc-sections", "-T", "s.ld", "-e", "_start", *extra, "a.o"]) == []

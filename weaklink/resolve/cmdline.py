@@ -83,6 +83,8 @@ class LinkOptions:
     print_gc: bool = False
     emulation: str | None = None   # -m EMULATION: chooses ld's default script
     plugin: bool = False        # -plugin: ld loads a plugin (rules.py: ld/plugin.c notices)
+    init: str = "_init"         # -init / -fini: DT_INIT/DT_FINI names, --gc-sections roots
+    fini: str = "_fini"
 
 
 @dataclass
@@ -104,6 +106,8 @@ class _State:
     print_gc: bool = False
     emulation: str | None = None
     plugin: bool = False
+    init: str = "_init"
+    fini: str = "_fini"
 
 
 def _split(arg: str, args: list[str], i: int, names: tuple[str, ...]) -> tuple[str | None, int]:
@@ -144,6 +148,8 @@ def _valued(st: _State, arg: str, args: list[str], i: int) -> int | None:
         (("--wrap", "-wrap"), st.wrap.append),
         (("-m",), lambda v: setattr(st, "emulation", v)),
         (("-plugin", "--plugin"), lambda v: setattr(st, "plugin", True)),
+        (("-init", "--init"), lambda v: setattr(st, "init", v)),
+        (("-fini", "--fini"), lambda v: setattr(st, "fini", v)),
         (("-T", "--script", "-dT", "--default-script"), lambda v: (
             st.scripts.append(v), st.stack[-1].append(InputItem("script", v)))),
     )
@@ -245,4 +251,4 @@ def parse(args: list[str]) -> LinkOptions:
     return LinkOptions(tuple(st.stack[0]), tuple(st.undefined), st.entry, tuple(st.require),
                        st.muldefs, tuple(st.dirs), tuple(st.scripts), tuple(st.trace),
                        st.nostdlib, st.gc_sections, st.demangle, tuple(st.wrap), st.cref,
-                       st.print_gc, st.emulation, st.plugin)
+                       st.print_gc, st.emulation, st.plugin, st.init, st.fini)

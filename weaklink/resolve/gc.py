@@ -4,7 +4,8 @@ arm-none-eabi-ld 2.40 (tests/link/test_gc.py):
 
   roots    the section defining the entry symbol (-e or a script's ENTRY, the default
            script's ENTRY(_start) included; a -T script without ENTRY gives no entry root),
-           -u / --undefined, --require-defined and EXTERN symbols; every section matched by a
+           -u / --undefined, --require-defined and EXTERN symbols, the -init / -fini symbols
+           (`_init` and `_fini` unless given: crti.o's .init/.fini stay); every section matched by a
            KEEP pattern of the script (any KEEP statement, ldlang.c lang_gc_sections_1 runs
            before sections are mapped); SHT_NOTE sections outside groups and not
            SHF_LINK_ORDER; SHF_GNU_RETAIN sections. `.init_array` & co. are kept only through
@@ -101,7 +102,7 @@ class GnuGc:
     def _roots(self):
         s, g = self.s, self.graph
         names = [*([s.entry] if s.entry else []), *s.opts.undefined, *s.opts.require_defined,
-                 *[e for sc in s.scripts for e in sc.extern]]
+                 *[e for sc in s.scripts for e in sc.extern], s.opts.init, s.opts.fini]
         for name in names:
             g.mark(*self._definition(name))
         keeps = RuleSet([r for sc in s.scripts for r in sc.keeps])
