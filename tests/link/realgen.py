@@ -94,6 +94,9 @@ def _c_unit(rng: random.Random, k: int) -> str:
                    f"return __real_malloc(n + {k}); }}")
     if rng.random() < 0.15:
         out.append("void __wrap_h1(void) { extern void __real_h1(void); __real_h1(); }")
+    if rng.random() < 0.08:                   # a /DISCARD/ed definition referenced (gen.ld)
+        j = rng.randrange(k + 1)
+        out.append(f"extern int gone_{j}; int *peek_{k}(void) {{ return &gone_{j}; }}")
     out.append(f"int unit_{k}(void) {{ return {k}; }}")
     return "\n".join(out) + "\n"
 
