@@ -125,3 +125,12 @@ def test_the_toolchains_example_scripts(sc, script, gc):
             "app.o", "-lm", "-o", "app.elf"]
     model = sc.link_driver(argv, cref=True)
     assert differences(model, sc.driver(argv), args=list(model.ld_args)) == []
+
+
+def test_print_gc_sections_lines_in_human_output(sc, capsys, monkeypatch):
+    sc.c("app.o", APP, "-ffunction-sections")
+    monkeypatch.chdir(sc.root)
+    main(["link", "--", *GCC, "-specs=nosys.specs", "-Wl,--gc-sections,--print-gc-sections",
+          "app.o"])
+    out = capsys.readouterr().out
+    assert "ld: removing unused section '.text.unused' in file 'app.o'" in out

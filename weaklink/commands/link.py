@@ -56,8 +56,10 @@ def _model(args):
 
 
 def _verdict_lines(result) -> list[str]:
-    lines = [f"ld: {d.file + ': ' if d.file else ''}{d.message}"
-             for d in (*result.warnings, *result.errors)]
+    lines = [f"ld: removing unused section '{c.section}' in file '{c.file}'"
+             for c in result.collected] if result.print_gc_sections else []
+    lines += [f"ld: {d.file + ': ' if d.file else ''}{d.message}"
+              for d in (*result.warnings, *result.errors)]
     lines.append("link would " + ("succeed" if result.ok else "FAIL"))
     return lines
 

@@ -248,4 +248,5 @@ def build(s: LinkState, *, cref: bool = False, trace=(), why_not=()) -> LinkResu
         loaded=tuple(s.files), extracted=extracted, symbol_table=lambda: _symbols_quietly(s),
         cref=cref_table(s) if cref else {}, trace=trace_lines(s, trace),
         why_not=tuple(why_not), gc_sections=s.opts.gc_sections,
+        print_gc_sections=s.opts.print_gc and s.opts.gc_sections,
         collected=tuple(Collected(s.files[f], name) for f, name in s.gc_removed))

@@ -95,6 +95,7 @@ class LinkResult:
     why_not: tuple[WhyNot, ...] = ()
     collected: tuple[Collected, ...] = ()       # --gc-sections, in --print-gc-sections order
     gc_sections: bool = False
+    print_gc_sections: bool = False              # the ld line asked for --print-gc-sections
     ld_args: tuple[str, ...] | None = None       # the ld command line modelled (driver lines)
 
     @cached_property
