@@ -119,3 +119,13 @@ def test_init_and_fini_symbols_are_roots(sc, extra):
                   '.section .text.c,"ax",%progbits\n.word 0\n')
     (sc.root / "s.ld").write_text("SECTIONS { .text : { *(.text*) } }\n")
     assert compare(sc, ["--gc-sections", "-T", "s.ld", "-e", "_start", *extra, "a.o"]) == []
+
+
+@pytest.mark.parametrize("assignment", ["x = bar;", "PROVIDE(x = baz);", "x = bar + 4;",
+                                        "x = 0x100;", "x = ADDR(.text);", "HIDDEN(x = q);"])
+def test_script_symbol_set_from_another_keeps_its_section(sc, assignment):
+    sc.asm("e.o", '.section .text.s,"ax",%progbits\n.global _start\n_start: .word x\n')
+    sc.asm("a.o", "".join(f'.section .text.{n},"ax",%progbits\n.global {n}\n{n}: .word 0\n'
+                          for n in ("bar", "baz", "q")))
+    (sc.root / "s.ld").write_text("SECTIONS { .text : { *(.text*) } } " + assignment + "\n")
+    assert compare(sc, ["--gc-sections", "-T", "s.ld", "-e", "_start", "e.o", "a.o"]) == []

@@ -133,10 +133,13 @@ def number(tok: str) -> int:
 
 
 class Expr:
-    """Folds an expression to an int when it needs no address (else None)."""
+    """Folds an expression to an int when it needs no address (else None). `names` are the
+    symbols it reads, `calls` counts builtins (ALIGN, ADDR, …) it uses."""
 
     def __init__(self, lex: Lexer, consts: dict[str, int | None]):
         self.lex, self.consts = lex, consts
+        self.names: list[str] = []
+        self.calls = 0
 
     def parse(self, level: int = 0) -> int | None:
         if level == len(_BINARY):
@@ -193,10 +196,13 @@ class Expr:
                     if lex.accept(")"):
                         break
                     lex.expect(",")
+            self.calls += 1
             fold = _FOLDABLE.get(tok)
             if fold and args and None not in args:
                 return fold(args)
             return None
         if tok == ".":
+            self.calls += 1                       # the location counter: an address
             return None
+        self.names.append(tok)
         return self.consts.get(tok)

@@ -30,6 +30,7 @@ class Assignment:
     provide: bool = False
     hidden: bool = False
     section: str | None = None       # the output section it sits in, None at script level
+    alias: str | None = None         # `sym = other (+/- constant)`: the one symbol it reads
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,14 +157,20 @@ class Parser:
                             "SECTIONS)", back=len(tok))
 
     def _assign(self, name: str, op: str, section, provide=False, hidden=False):
-        value = Expr(self.lex, self.consts).parse()
+        expr = Expr(self.lex, self.consts)
+        self.lex._skip()
+        start = self.lex.pos
+        value = expr.parse()
+        plain = self.lex.text[start:self.lex.pos].strip()
+        alias = plain if expr.names == [plain] else None   # `x = bar;` only (measured)
         if op != "=":                            # `a += 4`: folds only from a known a
             old, fold = self.consts.get(name), OPS.get(op[:-1])
             value = None if old is None or value is None or fold is None else fold(old, value)
         if name != ".":                          # `.` moves the location counter only
             if not provide:
                 self.consts[name] = value
-            self.s.assignments.append(Assignment(name, value, op, provide, hidden, section))
+            self.s.assignments.append(Assignment(name, value, op, provide, hidden, section,
+                                                 alias if op == "=" else None))
         if not provide:
             self.lex.accept(";")
 

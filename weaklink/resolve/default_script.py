@@ -5,6 +5,7 @@ its version line and the emulation. For newlib links it is what defines `end`,
 `__bss_start__`, `__bss_end__` (realworld_tflm_lld.md §1)."""
 from __future__ import annotations
 
+import dataclasses
 import functools
 import hashlib
 import os
@@ -42,10 +43,15 @@ def _key(ld: str, emulation: str | None) -> str:
 def default_script(emulation: str | None = None):
     """ld's default script for `emulation`, parsed (resolve/script.py ScriptSymbols); the
     parse is cached next to the text."""
-    from weaklink.resolve.script import parse_script
+    from weaklink.read import ldscript
+    from weaklink.resolve.script import ScriptSymbols, parse_script
 
     ld = toolchain.tool("ld")
-    parsed = _cache_dir() / f"{_key(ld, emulation)}.pickle"
+    shape = ",".join(f.name for cls in (ScriptSymbols, ldscript.Assignment,
+                                         ldscript.InputSectionRule, ldscript.SectionPattern,
+                                         ldscript.InputFile) for f in dataclasses.fields(cls))
+    version = hashlib.sha256(shape.encode()).hexdigest()[:8]     # the parsed records' layout
+    parsed = _cache_dir() / f"{_key(ld, emulation)}-{version}.pickle"
     if parsed.exists():
         try:
             return pickle.loads(parsed.read_bytes())

@@ -13,7 +13,10 @@ arm-none-eabi-ld 2.40 (tests/link/test_gc.py):
   marking  a marked section marks the other members of its group and the sections its
            relocations reach: local symbols' sections, and for global symbols the section of
            the definition that won (wrapped names renamed, wrap.py); `__start_SEC` /
-           `__stop_SEC` keep every section named SEC. vtable-GC relocations do not mark.
+           `__stop_SEC` keep every section named SEC; a symbol a script sets to another one
+           (`x = bar;`, `PROVIDE(x = bar);`; not `x = bar + 4;`, which ld makes absolute)
+           marks bar's section when x is reached.
+           vtable-GC relocations do not mark.
            .eh_frame's relocations do not mark either (ld reads FDEs separately).
   extra    per file, in load order (_bfd_elf_gc_mark_extra_sections): a SHF_LINK_ORDER
            section whose linked-to section is marked is marked; if some SHF_ALLOC, non-note
@@ -63,8 +66,12 @@ class GnuGc:
         self._by_name: dict[str, list[int]] | None = None
 
     # -- symbol → section ---------------------------------------------------------------------------
-    def _definition(self, name: str) -> list[int]:
+    def _definition(self, name: str, depth: int = 0) -> list[int]:
         sym = self.s.table.syms.get(name)
+        if sym is not None and sym.file < 0 and depth < 8:   # `x = bar;` in a script: x
+            alias = self._aliases().get(name)              # lives in bar's section (measured)
+            if alias and self.s.assigned_by.get(name, ("",))[0] == "script":
+                return self._definition(alias, depth + 1)
         if sym is None or sym.file < 0 or sym.absolute:
             return []
         if sym.state == R.COMMON:                 # ldlang.c lang_one_common: in file's COMMON
@@ -72,6 +79,11 @@ class GnuGc:
         if sym.state not in (R.DEFINED, R.DEFWEAK):
             return []
         return [key(sym.file, sym.shndx)]
+
+    def _aliases(self) -> dict[str, str]:
+        if not hasattr(self, "_alias_map"):
+            self._alias_map = {k: v for sc in self.s.scripts for k, v in sc.aliases.items()}
+        return self._alias_map
 
     def _target(self, fid: int, row: int) -> list[int]:
         s = self.s

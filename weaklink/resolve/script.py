@@ -41,6 +41,7 @@ class ScriptSymbols:
     inputs: tuple[InputFile, ...] = ()
     rules: tuple[InputSectionRule, ...] = ()
     search_dirs: tuple[str, ...] = ()
+    aliases: dict = field(default_factory=dict)       # name -> the one symbol its value reads
 
     @property
     def keeps(self) -> tuple[InputSectionRule, ...]:
@@ -50,11 +51,13 @@ class ScriptSymbols:
 def _from_script(s: ldscript.Script) -> ScriptSymbols:
     provide = tuple(dict.fromkeys(a.name for a in s.assignments if a.provide))
     assigned = tuple(dict.fromkeys(a.name for a in s.assignments if not a.provide))
-    values = {}
+    values, aliases = {}, {}
     for a in s.assignments:
         values[a.name] = a.value
+        aliases[a.name] = a.alias
     return ScriptSymbols(s.name, s.entry, tuple(s.extern), provide, assigned, values,
-                         tuple(s.inputs), tuple(s.rules), tuple(s.search_dirs))
+                         tuple(s.inputs), tuple(s.rules), tuple(s.search_dirs),
+                         {k: v for k, v in aliases.items() if v})
 
 
 def parse_script(text: str, name: str = "<script>", search_dirs=(), fs=lambda p: p
