@@ -63,6 +63,7 @@ class InputItem:
     whole: bool = False
     value: int = 0
     children: tuple["InputItem", ...] = ()
+    lazy: bool = False          # lld --start-lib ... --end-lib: an object loaded like a member
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,6 +95,8 @@ class _State:
     nostdlib: bool = False
     gc_sections: bool = False
     demangle: bool = True
+    lld: bool = False           # accept lld's --start-lib / --end-lib
+    lib: bool = False           # inside --start-lib
 
 
 def _split(arg: str, args: list[str], i: int, names: tuple[str, ...]) -> tuple[str | None, int]:
@@ -124,7 +127,8 @@ def _defsym(text: str) -> InputItem:
 def _valued(st: _State, arg: str, args: list[str], i: int) -> int | None:
     """Handle an option with a value; return the next index, or None if not one."""
     table = (
-        (("-l", "--library"), lambda v: st.stack[-1].append(InputItem("library", v, st.whole))),
+        (("-l", "--library"), lambda v: st.stack[-1].append(
+            InputItem("library", v, st.whole, lazy=st.lib))),
         (("-L", "--library-path"), st.dirs.append),
         (("-u", "--undefined"), st.undefined.append),
         (("--require-defined",), st.require.append),
@@ -161,6 +165,10 @@ def _flag(st: _State, arg: str) -> bool:
             raise UsageError("--end-group without --start-group")
         children = tuple(st.stack.pop())
         st.stack[-1].append(InputItem("group", children=children))
+    elif st.lld and arg in ("--start-lib", "--end-lib"):
+        if st.lib == (arg == "--start-lib"):
+            raise UsageError(f"{'nested' if st.lib else 'stray'} {arg}")
+        st.lib = arg == "--start-lib"
     elif arg == "--whole-archive":
         st.whole = True
     elif arg == "--no-whole-archive":
@@ -200,15 +208,16 @@ def expand_response_files(args: list[str], depth: int = 0) -> list[str]:
     return out
 
 
-def parse(args: list[str]) -> LinkOptions:
-    """Parse ld arguments; raise UsageError for an unknown or unsupported option."""
+def parse(args: list[str], *, lld: bool = False) -> LinkOptions:
+    """Parse ld arguments; raise UsageError for an unknown or unsupported option. `lld` also
+    accepts --start-lib/--end-lib (the files between them come out `lazy`)."""
     args = expand_response_files(args)
-    st = _State()
+    st = _State(lld=lld)
     i = 0
     while i < len(args):
         arg = args[i]
         if not arg.startswith("-") or arg == "-":
-            st.stack[-1].append(InputItem("file", arg, st.whole))
+            st.stack[-1].append(InputItem("file", arg, st.whole, lazy=st.lib))
             i += 1
             continue
         key = arg.split("=", 1)[0]

@@ -80,6 +80,7 @@ class LinkResult:
     cref: dict[str, tuple[str, ...]] = field(default_factory=dict)
     trace: tuple[str, ...] = ()
     why_not: tuple[WhyNot, ...] = ()
+    flavor: str = "gnu"             # which linker's rules: "gnu" (GNU ld) or "lld" (ld.lld)
 
     @cached_property
     def symbols(self) -> dict[str, SymbolInfo]:
@@ -88,7 +89,7 @@ class LinkResult:
     def to_json(self, extras: bool = False) -> dict:
         out = {
             "schema_version": SCHEMA_VERSION,
-            "flavor": "gnu",
+            "flavor": self.flavor,
             "ok": self.ok,
             "errors": [e.to_json() for e in self.errors],
             "warnings": [w.to_json() for w in self.warnings],
