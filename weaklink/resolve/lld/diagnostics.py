@@ -246,8 +246,6 @@ def duplicate_errors(state, msgs: Messages) -> list[tuple[str, str, str]]:
         sym = s.table.syms[name]
         w_abs = sym.shndx == S.SHN_ABS
         e_abs = shndx == S.SHN_ABS
-        if w_abs and e_abs and value and sym.value == value:
-            continue                     # absolute, same non-zero value: GNU ld compatible
         head = f"duplicate symbol: {msgs.name(name)}"
         if w_abs or e_abs:
             msg = f"{head}\n>>> defined in {s.files[winner].name}\n>>> defined in {s.files[fid].name}"

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 from weaklink.errors import InputError
 from weaklink.read.archive import Archive, is_archive
-from weaklink.read.elfstructs import ELF_MAGIC
+from weaklink.read.elfstructs import ELF_MAGIC, SHN_ABS as ABS
 from weaklink.read.objfile import K_COMMON, K_UNDEF, ObjectFile
 from weaklink.resolve.cmdline import InputItem
 from weaklink.resolve.lld import rules as R
@@ -289,6 +289,10 @@ class LldLinker:
                 s.duplicates.append((name, sym.file, fid, shndx, value))
         for sym, fid in demote:
             sym.kind, sym.discarded = R.UNDEF, fid
+        # reportDuplicate looks at the final symbol: none if it was demoted above; two
+        # absolute copies with the same non-zero value are fine (GNU ld compatibility)
+        s.duplicates = [d for d in s.duplicates if syms[d[0]].kind == R.DEFINED and not (
+            syms[d[0]].absolute and d[3] == ABS and d[4] and d[4] == syms[d[0]].value)]
 
     def _script(self, path: str):
         sc = self._scripts.get(path)
