@@ -79,6 +79,10 @@ def generate(seed: int, root: Path) -> Generated:
         lazy = [it for it in items if it[0] in objs and rng.random() < 0.7]
         for it in lazy:
             it[:] = ["--start-lib", *it, "--end-lib"]
+        for a, b in zip(items, items[1:]):                    # join neighbours into one lib
+            if a[-1] == "--end-lib" and b[0] == "--start-lib" and rng.random() < 0.7:
+                a.pop()
+                b.pop(0)
     if rng.random() < 0.2:                                    # --whole-archive
         k = rng.choice([i for i, it in enumerate(items) if it[-1].endswith(".a")])
         items[k] = ["--whole-archive", items[k][-1], "--no-whole-archive"]
@@ -92,7 +96,7 @@ def generate(seed: int, root: Path) -> Generated:
     if rng.random() < 0.3 and len(items) > 1:                 # a group (lld: backrefs only)
         i = rng.randrange(len(items) - 1)
         j = rng.randrange(i + 1, len(items))
-        if not any("--start-lib" in it for it in items[i:j + 1]):
+        if not any("--start-lib" in it or "--end-lib" in it for it in items[i:j + 1]):
             items[i] = ["--start-group", *items[i]]
             items[j] = [*items[j], "--end-group"]
     if rng.random() < 0.25:                                   # -u, anywhere

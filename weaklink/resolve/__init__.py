@@ -12,12 +12,20 @@ from weaklink.resolve.result import LinkResult
 
 
 def link(args: Sequence[str], *, cref: bool = False, trace: Sequence[str] = (),
-         why_not: Sequence[str] = (), cwd: str | None = None) -> LinkResult:
+         why_not: Sequence[str] = (), cwd: str | None = None, flavor: str = "gnu") -> LinkResult:
     """Model `arm-none-eabi-ld ARGS`. `trace` adds -y lines (also taken from -y in ARGS),
     `why_not` explains every losing definition of those symbols, `cref` fills the --cref table.
     Relative paths are opened from `cwd` (default: the process's) and named as given.
+    `flavor="lld"` models ld.lld 16 instead (weaklink.resolve.lld; cref/trace/why_not are
+    GNU-only).
 
     Raises UsageError for an unknown option, InputError for a missing or corrupt input."""
+    if flavor == "lld":
+        from weaklink.resolve import lld
+        return lld.link(args, cwd=cwd)
+    if flavor != "gnu":
+        from weaklink.errors import UsageError
+        raise UsageError(f"flavor {flavor!r}: expected 'gnu' or 'lld'")
     opts = cmdline.parse(list(map(str, args)))
     traced = tuple(dict.fromkeys([*opts.trace, *trace]))
     with report.no_gc():

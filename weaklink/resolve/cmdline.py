@@ -63,7 +63,8 @@ class InputItem:
     whole: bool = False
     value: int = 0
     children: tuple["InputItem", ...] = ()
-    lazy: bool = False          # lld --start-lib ... --end-lib: an object loaded like a member
+    lazy: int = 0               # lld --start-lib ... --end-lib: an object loaded like a
+                                # member; the number of its --start-lib block (0: not lazy)
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,7 +97,8 @@ class _State:
     gc_sections: bool = False
     demangle: bool = True
     lld: bool = False           # accept lld's --start-lib / --end-lib
-    lib: bool = False           # inside --start-lib
+    lib: int = 0                # inside the n-th --start-lib block (0: outside)
+    libs: int = 0
 
 
 def _split(arg: str, args: list[str], i: int, names: tuple[str, ...]) -> tuple[str | None, int]:
@@ -159,6 +161,8 @@ def _valued(st: _State, arg: str, args: list[str], i: int) -> int | None:
 def _flag(st: _State, arg: str) -> bool:
     norm = "--" + arg.lstrip("-") if arg.startswith("-") else arg
     if arg in ("--start-group", "-("):
+        if st.lib:
+            raise UsageError("may not nest --start-group in --start-lib")
         st.stack.append([])
     elif arg in ("--end-group", "-)"):
         if len(st.stack) == 1:
@@ -166,9 +170,12 @@ def _flag(st: _State, arg: str) -> bool:
         children = tuple(st.stack.pop())
         st.stack[-1].append(InputItem("group", children=children))
     elif st.lld and arg in ("--start-lib", "--end-lib"):
-        if st.lib == (arg == "--start-lib"):
+        if bool(st.lib) == (arg == "--start-lib"):
             raise UsageError(f"{'nested' if st.lib else 'stray'} {arg}")
-        st.lib = arg == "--start-lib"
+        if len(st.stack) > 1:
+            raise UsageError("may not nest --start-lib in --start-group")
+        st.libs += arg == "--start-lib"
+        st.lib = st.libs if arg == "--start-lib" else 0
     elif arg == "--whole-archive":
         st.whole = True
     elif arg == "--no-whole-archive":

@@ -118,7 +118,13 @@ class LldLinker:
 
     # -- inputs -----------------------------------------------------------------------------------
     def _walk(self, items):
+        in_lib = 0
         for item in items:
+            block = item.lazy if item.kind in ("file", "library") else 0
+            if block != in_lib and item.kind != "defsym":   # a --start-lib block: one group id
+                if in_lib:
+                    self.next_group += 1
+                in_lib, self.in_group = block, bool(block)
             if item.kind == "group":            # only --warn-backrefs sees groups: one group id
                 self.in_group = True
                 self._walk(item.children)
@@ -126,6 +132,9 @@ class LldLinker:
                 self.next_group += 1
             elif item.kind in ("file", "library"):
                 self._open(item)
+        if in_lib:
+            self.in_group = False
+            self.next_group += 1
             # --defsym and -T assignments wait for declareSymbols
 
     def _group_id(self) -> int:
