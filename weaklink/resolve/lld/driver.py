@@ -40,16 +40,30 @@ class LoadedFile:
     archive: str | None     # archive path, for ">>> ... in archive lib.a"
 
 
-@dataclass
 class LazyFile:
-    """An archive member or --start-lib object whose definitions are lazy symbols."""
-    name: str
-    group: int
-    names: list             # its defined global names, in symbol-table order
-    load: object            # () -> ObjectFile
-    short: str
-    archive: str | None
-    extracted: bool = False
+    """An archive member or --start-lib object whose definitions are lazy symbols. Archive
+    members stay unread (not even their header) until extracted or named."""
+    __slots__ = ("group", "archive", "path", "offset", "obj", "extracted")
+
+    def __init__(self, group: int, archive: Archive | None, path: str, offset: int = 0,
+                 obj: ObjectFile | None = None):
+        self.group, self.archive, self.path, self.offset = group, archive, path, offset
+        self.obj, self.extracted = obj, False
+
+    @property
+    def short(self) -> str:
+        """file->getName(): the member's name, or the object's path."""
+        return self.archive.member(self.offset).name if self.archive is not None else self.path
+
+    @property
+    def name(self) -> str:
+        """toString(file): lib.a(m.o) (the member's base name), or the object's path."""
+        if self.archive is None:
+            return self.path
+        return f"{self.path}({os.path.basename(self.short)})"
+
+    def load(self) -> ObjectFile:
+        return self.obj if self.obj is not None else self.archive.object(self.offset)
 
 
 @dataclass
@@ -112,7 +126,7 @@ class LldLinker:
         lazy (only a weakly bound one can be), recorded as "--undefined" / "--entry"."""
         table = self.s.table
         for name, why in [*((n, "--undefined") for n in self.s.roots), (self.s.entry, "--entry")]:
-            sym = table.syms.get(name)
+            sym = table.get(name) if name in table.syms or name in table.pending else None
             if sym is not None and sym.kind == R.LAZY:
                 self._extract(sym, sym.lazy, why, -1)
 
@@ -188,8 +202,12 @@ class LldLinker:
             return
         obj = ObjectFile.from_bytes(data, path)
         if item.lazy:                            # --start-lib: one lazy file per object
-            names = [r[0] for r in obj.rows if r[1] != K_UNDEF]
-            self._add_lazy(LazyFile(path, self._group_id(), names, lambda: obj, path, None))
+            lid = len(self.s.lazies)
+            self.s.lazies.append(LazyFile(self._group_id(), None, path, obj=obj))
+            lazy, get = self.s.table.lazy, self.s.table.get
+            for name, kind, *_ in obj.rows:
+                if kind != K_UNDEF and lazy(get(name), lid):
+                    break                        # ObjFile::parseLazy stops once extracted
         else:
             self.load(obj, self._group_id(), path, None)
 
@@ -198,32 +216,32 @@ class LldLinker:
         names are its defined globals in symbol-table order: GNU ar's index lists exactly
         those, member by member, so it is used when present (members are parsed only when
         extracted); without an index (lld does not need one) every member is read."""
-        members: dict[int, list] = {}
         if ar.has_index:
-            for name, off in zip(ar.armap_names, ar.armap_offsets):
-                members.setdefault(off, []).append(name)
+            entries = list(zip(ar.armap_offsets, ar.armap_names))
+            if any(a[0] > b[0] for a, b in zip(entries, entries[1:])):
+                entries.sort(key=lambda e: e[0])          # stable: symbol order kept
         else:
-            for m in ar.members():
-                members[m.offset] = [r[0] for r in ar.object(m.offset).rows if r[1] != K_UNDEF]
+            entries = [(m.offset, r[0]) for m in ar.members()
+                       for r in ar.object(m.offset).rows if r[1] != K_UNDEF]
         saved, self.in_group = self.in_group, True
         gid = self._group_id()
-        for off in sorted(members):
-            m = ar.member(off)
-            self._add_lazy(LazyFile(f"{path}({os.path.basename(m.name)})", gid, members[off],
-                                    lambda off=off: ar.object(off), m.name, path))
         self.in_group = saved
         if not saved:
             self.next_group += 1
-
-    def _add_lazy(self, lf: LazyFile):
-        """ObjFile::parseLazy: each defined name meets the table; an extraction ends it."""
-        lid = len(self.s.lazies)
-        self.s.lazies.append(lf)
-        table = self.s.table
-        syms, get, lazy = table.syms, table.get, table.lazy
-        for name in lf.names:
-            if lazy(syms.get(name) or get(name), lid):
-                return
+        lazies, table = self.s.lazies, self.s.table
+        syms, pending, lazy = table.syms, table.pending, table.lazy
+        prev, lid, done = -1, -1, False
+        for off, name in entries:
+            if off != prev:                      # the next member: a new lazy file
+                prev, done, lid = off, False, len(lazies)
+                lazies.append(LazyFile(gid, ar, path, off))
+            elif done:
+                continue
+            sym = syms.get(name)
+            if sym is None:                      # the common case: a new name, now lazy
+                pending.setdefault(name, lid)    # (5): the first lazy definition stays
+            elif lazy(sym, lid):
+                done = True                      # ObjFile::parseLazy stops once extracted
 
     def _extract(self, sym: R.Sym, lid: int, ref, backref_from: int):
         """Parse a lazy file now; record it for --why-extract after its own extractions.
@@ -232,7 +250,7 @@ class LldLinker:
         if lf.extracted:
             return
         lf.extracted = True
-        self.load(lf.load(), lf.group, lf.short, lf.archive)
+        self.load(lf.load(), lf.group, lf.short, lf.path if lf.archive is not None else None)
         self.s.extracted.append((ref, lid, sym.name))
         if backref_from >= 0 and self.s.opts.warn_backrefs and not sym.weak \
                 and lf.group < self.s.files[backref_from].group:

@@ -69,12 +69,19 @@ class SymbolTable:
 
     def __init__(self, extract):
         self.syms: dict[str, Sym] = {}
+        # Names whose only mention so far is a lazy definition: name -> lazy file. Kept
+        # apart so that the many archive names nobody references cost a dict entry, not a
+        # Sym; get() turns one into a LAZY Sym on its first real use.
+        self.pending: dict[str, int] = {}
         self.extract = extract  # callable(sym, lazy_id, ref_file_or_None, backref_from)
 
     def get(self, name: str) -> Sym:
         sym = self.syms.get(name)
         if sym is None:
             sym = self.syms[name] = Sym(name)
+            lid = self.pending.pop(name, -1)
+            if lid >= 0:
+                sym.kind, sym.lazy = LAZY, lid
         return sym
 
     # -- one function per incoming kind ---------------------------------------------------------
