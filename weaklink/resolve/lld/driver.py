@@ -339,13 +339,13 @@ class LldLinker:
                 table.assign(table.get(item.arg), item.value)
             elif item.kind == "script":
                 for name in self._script(item.arg).assigned:
-                    table.assign(table.get(name), 0)
+                    table.assign(table.get(name), 0, evaluated=False)
         for sc in scripts:
             for name in sc.provide:
                 sym = table.syms.get(name)
                 if sym is not None and sym.kind in (R.UNDEF, R.LAZY) and (
                         sym.referenced or sym.kind == R.UNDEF):
-                    table.assign(sym, 0)
+                    table.assign(sym, 0, evaluated=False)
 
 
 def _flatten(items):

@@ -166,6 +166,18 @@ def _image_bytes(elf: ElfFile, address: int, n: int) -> bytes | None:
     return None
 
 
+def _relocated(obj, shndx: int, start: int, n: int) -> set[int]:
+    """Byte positions in [start, start + n) that a relocation patches (4 bytes each on ARM:
+    data words, BL/B.W pairs, MOVW/MOVT): the linker rewrites them, so they are not compared."""
+    from weaklink.resolve.lld.diagnostics import relocation_sites
+    out = set()
+    for target, offsets, _ in relocation_sites(obj):
+        if target == shndx:
+            out.update(k - start for off in offsets for k in range(off, off + 4)
+                       if start <= k < start + n)
+    return out
+
+
 def definition_mismatches(model: LinkResult, state, elf: ElfFile) -> list[str]:
     """Every global the image defines, checked against the model's winner (see module doc)."""
     from weaklink.resolve.lld import rules as R
@@ -183,6 +195,11 @@ def definition_mismatches(model: LinkResult, state, elf: ElfFile) -> list[str]:
             continue
         if (bind == S.STB_WEAK) != (sym.kind == R.DEFINED and sym.weak):
             out.append(f"{name}: image binding {bind}, model weak={sym.weak}")
+        if sym.kind == R.DEFINED and not (sym.absolute or sym.script) and size != sym.size:
+            out.append(f"{name}: image size {size}, model {sym.size} from "
+                       f"{model.symbols[name].file}")
+        if sym.script == R.SCRIPT_EXPR:          # a script expression: value not modelled
+            continue
         if sym.kind == R.COMMON or shndx == S.SHN_ABS or sym.absolute or sym.script:
             want = (sym.size,) if sym.kind == R.COMMON else (sym.value,)
             got = (size,) if sym.kind == R.COMMON else (value,)
@@ -194,20 +211,36 @@ def definition_mismatches(model: LinkResult, state, elf: ElfFile) -> list[str]:
         n = min(int(sym.size) or 4, 16)
         if int(sec["sh_type"]) == S.SHT_NOBITS:
             continue
-        want = obj.elf.section_bytes(sym.shndx)[sym.value & ~1:(sym.value & ~1) + n]
+        start = sym.value & ~1
+        want = obj.elf.section_bytes(sym.shndx)[start:start + n]
         got = _image_bytes(elf, value & ~1, n)
-        if got is not None and got != want:
+        patched = _relocated(obj, sym.shndx, start, n)
+        if got is not None and any(a != b for k, (a, b) in enumerate(zip(got, want))
+                                   if k not in patched):
             out.append(f"{name}: image bytes {got.hex()} are not {model.symbols[name].file}'s "
                        f"{want.hex()}")
     return out
 
 
-def differences(model: LinkResult, run: LldRun, state=None, *, messages: bool = False) -> list[str]:
-    """Differences between the model and ld.lld; [] when they agree."""
+def recorded_run(returncode: int, stderr: str, why_extract: str | Path | None,
+                 image: str | Path | None) -> LldRun:
+    """An LldRun from a link that already happened (exit status, stderr, its files)."""
+    why = Path(why_extract) if why_extract else None
+    rows = parse_why_extract(why.read_text()) if why is not None and why.exists() else None
+    return LldRun(returncode, stderr, parse_stderr(stderr), rows,
+                  Path(image) if image and returncode == 0 else None)
+
+
+def differences(model: LinkResult, run: LldRun, state=None, *, messages: bool = False,
+                demangled: bool = False) -> list[str]:
+    """Differences between the model and ld.lld; [] when they agree. `demangled`: lld ran
+    without --no-demangle, so its messages name C++ symbols demangled."""
+    from weaklink.demangle import demangle
+    name = demangle if demangled else (lambda n: n)
     diffs = []
     if model.ok != run.ok:
         diffs.append(f"ok: model {model.ok}, lld {run.ok}")
-    mine = Counter((e.kind, e.symbol) for e in model.errors)
+    mine = Counter((e.kind, name(e.symbol)) for e in model.errors)
     theirs = Counter((e.kind, e.symbol) for e in run.errors)
     if mine != theirs:
         diffs.append(f"errors: model {sorted(mine.elements())}, lld {sorted(theirs.elements())}")

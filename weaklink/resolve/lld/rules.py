@@ -41,6 +41,7 @@ test in tests/link/test_lld_rules.py.
 from __future__ import annotations
 
 NEW, UNDEF, LAZY, DEFINED, COMMON = range(5)
+SCRIPT_VALUE, SCRIPT_EXPR = 1, 2    # a --defsym number; a script expression (not evaluated)
 KIND_NAMES = ("new", "undefined", "lazy", "defined", "common")
 
 
@@ -60,7 +61,7 @@ class Sym:
         self.value = 0
         self.absolute = False
         self.referenced = False
-        self.script = False     # defined by --defsym / a script assignment (file -1)
+        self.script = 0         # defined by --defsym (SCRIPT_VALUE) or a script (SCRIPT_EXPR)
         self.discarded = -1     # file whose discarded COMDAT copy won: undefined (postParse)
 
 
@@ -139,15 +140,15 @@ class SymbolTable:
         sym.kind, sym.file, sym.weak, sym.lazy = DEFINED, file, weak, -1     # (6)
         sym.size, sym.shndx, sym.value = size, shndx, value
         sym.absolute = shndx == 0xFFF1
-        sym.script = False
+        sym.script = 0
 
-    def assign(self, sym: Sym, value: int):
+    def assign(self, sym: Sym, value: int, evaluated: bool = True):
         """--defsym / a script assignment: applied after all input is read and duplicates are
         checked (LinkerScript::declareSymbols), so it neither blocks nor causes extraction,
         and silently overrides any definition (measured)."""
         sym.kind, sym.file, sym.weak, sym.lazy = DEFINED, -1, False, -1
         sym.size, sym.shndx, sym.value, sym.absolute = 0, 0xFFF1, value, True
-        sym.script, sym.discarded = True, -1
+        sym.script, sym.discarded = SCRIPT_VALUE if evaluated else SCRIPT_EXPR, -1
 
 
 __all__ = ["Sym", "SymbolTable", "NEW", "UNDEF", "LAZY", "DEFINED", "COMMON", "KIND_NAMES"]
