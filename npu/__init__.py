@@ -56,7 +56,15 @@ Example (the U85 Dedicated_Sram_384KB fixture with the fast scratch left at 0)::
 Hardware data: ``npu/data/{accelerators,regioncfg,soc}.toml``, ``vela.ini`` and the command
 tables generated from Vela's C++ headers by ``npu/tools/extract_interface.py``.
 """
-from npu.api import Base, Model, RunResult, load_model, region_needs, run
 from npu.errors import InputError
 
 __all__ = ["Base", "InputError", "Model", "RunResult", "load_model", "region_needs", "run"]
+
+
+def __getattr__(name: str):
+    # The API is loaded on first use, so that ``npu.errors`` (which weaklink imports on every
+    # command) does not pull in numpy and the emulator.
+    if name in __all__:
+        import npu.api
+        return getattr(npu.api, name)
+    raise AttributeError(f"module 'npu' has no attribute {name!r}")

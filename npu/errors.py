@@ -1,9 +1,64 @@
-"""Bad input for the emulator: the same shape as :class:`weaklink.errors.InputError`.
+"""Bad input for the emulator: one error type naming the file, the offset and what was expected.
 
-Re-exported so that ``npu`` callers catch one type, whichever package raised it.
+``npu`` stands alone: this module imports nothing from ``weaklink``. ``weaklink.errors``
+re-exports :class:`InputError` and :func:`read_input` from here, so both packages raise and
+catch one type, and the CLIs turn it into the line ``PROG: error: FILE: what (at offset N)``
+with exit status 2.
 """
 from __future__ import annotations
 
-from weaklink.errors import InputError
+import sys
+from pathlib import Path
+from typing import Callable
 
-__all__ = ["InputError"]
+
+class InputError(Exception):
+    """Bad input: a file that is missing, truncated, corrupt, or not what was expected."""
+
+    def __init__(self, path: str | Path | None, what: str, offset: int | None = None):
+        self.path = str(path) if path is not None else None
+        self.what = what
+        self.offset = offset
+        super().__init__(str(self))
+
+    def __str__(self) -> str:
+        where = f"{self.path}: " if self.path else ""
+        at = f" (at offset {self.offset})" if self.offset is not None else ""
+        return f"{where}{self.what}{at}"
+
+    def __reduce__(self):
+        return (type(self), (self.path, self.what, self.offset))
+
+
+def read_input(path: str | Path, *, name: str | None = None, text: bool = False,
+               what: str = "file") -> bytes | str:
+    """The contents of an input file, or one InputError saying why it cannot be read."""
+    shown = name or str(path)
+    try:
+        p = Path(path)
+        return p.read_text(errors="replace") if text else p.read_bytes()
+    except FileNotFoundError:
+        raise InputError(shown, "no such file") from None
+    except IsADirectoryError:
+        raise InputError(shown, f"is a directory, expected a {what}") from None
+    except OSError as exc:
+        raise InputError(shown, f"cannot read {what}: {exc.strerror}") from None
+    except ValueError as exc:           # an embedded NUL in the path
+        raise InputError(shown, f"cannot read {what}: {exc}") from None
+
+
+def one_line(exc: BaseException) -> str:
+    """An error's text on one line: a reader may quote a file's bytes, newlines included."""
+    return " ".join(str(exc).split("\n")).replace("\r", " ")
+
+
+def exit_status(prog: str, action: Callable[[], int], errors: tuple[type[BaseException], ...] = ()) -> int:
+    """Run a command's action: bad input (and any of ``errors``) becomes one ``PROG: error: …``
+    line and exit status 2, never a traceback; a closed pipe (``| head``) is not an error."""
+    try:
+        return action()
+    except (InputError, *errors) as exc:
+        print(f"{prog}: error: {one_line(exc)}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:
+        return 0

@@ -336,3 +336,11 @@ def build(variants=VARIANTS, cache: str | Path | None = None, jobs: int | None =
 def model_blob(target: str, cache: str | Path | None = None) -> Path:
     """The vela_bin_stream blob embedded in a target's firmware (built on demand)."""
     return _model_blob(TARGETS[target], cache_dir(cache))
+
+
+def vela_tflite(target: str, network: str = FIXTURE_NETWORK, cache: str | Path | None = None) -> Path:
+    """Vela's default .tflite output of a fixture network for a target (built on demand): what
+    TensorFlow Lite Micro firmware embeds."""
+    t = TARGETS[target]
+    return Path(_model_generator().build_tflite(network, t.accelerator, t.system_config,
+                                                t.memory_mode, cache_dir(cache) / "models"))

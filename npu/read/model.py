@@ -15,11 +15,11 @@ from pathlib import Path
 import numpy as np
 
 from npu.decode import Command, command_table, decode_stream
-from npu.errors import InputError
-from weaklink.errors import read_input
+from npu.errors import InputError, read_input
 from npu.hw import commands_for_product
 from npu.read.blob import VelaIO, is_blob, read_blob
 from npu.read.cop1 import Cop1Payload, parse_cop1
+from npu.read.tflite import read_tflite
 
 NPZ_KEYS = ("cmd_data", "weight_data", "scratch_shape", "scratch_fast_shape")
 
@@ -33,6 +33,7 @@ class Model:
     region_sizes: dict[int, int] = field(default_factory=dict)   # region -> bytes Vela needs
     inputs: tuple[VelaIO, ...] = ()
     outputs: tuple[VelaIO, ...] = ()
+    operator: int | None = None         # which ethos-u operator of a tflite
 
     @property
     def product(self) -> int | None:
@@ -59,51 +60,20 @@ def _npz(data: bytes, path) -> tuple[bytes, dict[int, int]]:
     return bytes(npz["cmd_data"].item()), sizes
 
 
-def _tflite(data: bytes, path) -> tuple[bytes, dict[int, int]]:
-    from ethosu.vela.tflite.Model import Model as TflModel
-    try:
-        m = TflModel.GetRootAs(data, 0)
-        sg = m.Subgraphs(0)
-        for k in range(sg.OperatorsLength()):
-            op = sg.Operators(k)
-            code = m.OperatorCodes(op.OpcodeIndex())
-            if (code.CustomCode() or b"") != b"ethos-u":
-                continue
-            tensors = [sg.Tensors(op.Inputs(j)) for j in range(op.InputsLength())]
-            raw = lambda t: m.Buffers(t.Buffer()).DataAsNumpy()  # noqa: E731
-            cmd = bytes(raw(tensors[0]))
-            sizes = {0: int(np.size(raw(tensors[1]))) if tensors[1].Buffer() else 0,
-                     1: int(np.prod(tensors[2].ShapeAsNumpy()))}
-            if len(tensors) > 3 and tensors[3].Name() == b"scratch_fast":
-                sizes[2] = int(np.prod(tensors[3].ShapeAsNumpy()))
-            return cmd, sizes
-    except InputError:
-        raise
-    except Exception as e:      # a corrupt flatbuffer raises anything from struct to IndexError
-        raise InputError(path, f"corrupt tflite flatbuffer: {type(e).__name__}: {e}") from None
-    raise InputError(path, "tflite has no 'ethos-u' custom operator: not compiled by Vela?")
+def _tflite(data: bytes, path) -> list[tuple[bytes, dict[int, int]]]:
+    """(command stream, region sizes) of every ethos-u operator: region i is base entry i."""
+    ops = read_tflite(data, path).operators
+    if not ops:
+        raise InputError(path, "tflite has no 'ethos-u' custom operator: not compiled by Vela?")
+    out = []
+    for op in ops:
+        s = op.command_stream
+        out.append((data[s.data_offset:s.data_offset + s.data_size],
+                    {i: size for i, size in enumerate(op.sizes) if size}))
+    return out
 
 
-def load_model(source: str | Path | bytes, path: str | Path | None = None) -> Model:
-    """Load a compiled network from a path or from bytes; bad input raises InputError."""
-    if isinstance(source, (str, Path)):
-        path = str(source)
-        data = read_input(source, what="model file")
-    else:
-        data = bytes(source)
-    sizes, ios = {}, ((), ())
-    if data[:2] == b"PK":
-        container, (cmd, sizes) = "npz", _npz(data, path)
-    elif data[4:8] == b"TFL3":
-        container, (cmd, sizes) = "tflite", _tflite(data, path)
-    elif is_blob(data):
-        blob = read_blob(data, path)
-        container, cmd = "blob", blob.cmd_data
-        sizes, ios = {0: len(blob.weight_data), 1: blob.scratch_size}, (blob.inputs, blob.outputs)
-    elif data[:4] == b"COP1":
-        container, cmd = "cop1", data
-    else:
-        raise InputError(path, "not a Vela npz, Vela tflite, vela_bin_stream blob or COP1 payload", 0)
+def _decoded(container, cmd, sizes, ios, path, operator=None) -> Model:
     cop1 = parse_cop1(cmd, path)
     if cop1.product is None:
         raise InputError(path, "COP1 payload has no OPTIMIZER_CONFIG: cannot tell the NPU", 4)
@@ -112,4 +82,38 @@ def load_model(source: str | Path | bytes, path: str | Path | None = None) -> Mo
     except KeyError:
         raise InputError(path, f"OPTIMIZER_CONFIG names unknown product {cop1.product}", 8) from None
     commands = decode_stream(cop1.stream, table, path)
-    return Model(path, container, cop1, tuple(commands), sizes, *ios)
+    return Model(path, container, cop1, tuple(commands), sizes, *ios, operator=operator)
+
+
+def load_models(source: str | Path | bytes, path: str | Path | None = None) -> list[Model]:
+    """Every command stream in a container: one per ethos-u operator of a tflite, else one."""
+    if isinstance(source, (str, Path)):
+        path = str(source)
+        data = read_input(source, what="model file")
+    else:
+        data = bytes(source)
+    if data[4:8] == b"TFL3":
+        return [_decoded("tflite", cmd, sizes, ((), ()), path, k)
+                for k, (cmd, sizes) in enumerate(_tflite(data, path))]
+    sizes, ios = {}, ((), ())
+    if data[:2] == b"PK":
+        container, (cmd, sizes) = "npz", _npz(data, path)
+    elif is_blob(data):
+        blob = read_blob(data, path)
+        container, cmd = "blob", blob.cmd_data
+        sizes, ios = {0: len(blob.weight_data), 1: blob.scratch_size}, (blob.inputs, blob.outputs)
+    elif data[:4] == b"COP1":
+        container, cmd = "cop1", data
+    else:
+        raise InputError(path, "not a Vela npz, Vela tflite, vela_bin_stream blob or COP1 payload", 0)
+    return [_decoded(container, cmd, sizes, ios, path)]
+
+
+def load_model(source: str | Path | bytes, path: str | Path | None = None, op: int = 0) -> Model:
+    """Load a compiled network from a path or from bytes; bad input raises InputError. For a
+    tflite, `op` picks the ethos-u operator (0-based, in model order)."""
+    models = load_models(source, path)
+    if not 0 <= op < len(models):
+        raise InputError(models[0].path, f"--op {op}: expected 0..{len(models) - 1} "
+                         f"({len(models)} ethos-u operator(s))")
+    return models[op]

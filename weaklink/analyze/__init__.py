@@ -33,9 +33,10 @@ def analyze(path: str, *, map_path: str | None = None, board: str | None = None,
             symbols: Sequence[str] = (), expect_override: Sequence[str] = (),
             expect_region: Mapping[str, str] | None = None,
             link_inputs: Sequence[str] | None = None, link_dir: str | None = None,
-            ) -> AnalysisReport:
+            image: Image | None = None) -> AnalysisReport:
+    """`image`: the image already read from `path` (weaklink check reads the file once)."""
     expect_region = dict(expect_region or {})
-    image = Image.from_path(path)
+    image = image if image is not None else Image.from_path(path)
     link_map = _read_map(map_path)
     regions = _regions(image, link_map, map_path, board)
     table = SymbolTable(image, regions)

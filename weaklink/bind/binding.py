@@ -6,7 +6,14 @@ Validated on load; every error names the file and the key. Region sources:
   map file, of `input_section`);
 - `pointer`: the initial value of the first of `symbols` (a pointer variable), with the size in
   the matching entry of `size_symbols`; `reader` is a glob naming the translation unit that
-  reads the pointer.
+  reads the pointer;
+- `tflite-tensor`: entry `index` of an `ethos-u` operator's base-address table (TFLM): a tensor
+  with data in the embedded flatbuffer (the weights), else a tensor TFLM's planner places in
+  the tensor arena.
+
+Optional tables: `[model] format` ("vela_bin_stream" or "tflite"), `[arena]` (where the tensor
+arena is: `symbols`, `input_section`, `symbol_suffix`), `[fast_memory]` (what `callee`, the
+driver's init, receives: `symbols`/`size_symbols` name it, else it is read from the image).
 """
 from __future__ import annotations
 
@@ -17,7 +24,8 @@ from pathlib import Path
 from weaklink.errors import InputError
 
 PRESETS = Path(__file__).resolve().parent.parent / "data" / "bindings"
-SOURCES = ("model-weights", "symbol", "pointer")
+SOURCES = ("model-weights", "symbol", "pointer", "tflite-tensor")
+FORMATS = ("vela_bin_stream", "tflite")
 MAX_REGIONS = 8  # NPU BASEP registers
 
 
@@ -33,11 +41,31 @@ class RegionRule:
 
 
 @dataclass(frozen=True)
+class ArenaRule:
+    """Where TFLM's tensor arena is: a named symbol, an input section (needs the map), or a
+    symbol whose name ends in `symbol_suffix`."""
+    symbols: tuple[str, ...] = ()
+    input_section: str | None = ".bss.tensor_arena"
+    symbol_suffix: str | None = "arena"
+
+
+@dataclass(frozen=True)
+class FastMemoryRule:
+    """The fast memory the driver is initialised with: `callee(drv, base, fast, fast_size, …)`."""
+    callee: str = "ethosu_init"
+    symbols: tuple[str, ...] = ()
+    size_symbols: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class Binding:
     name: str
     path: str
     model_symbol: str | None
     regions: tuple[RegionRule, ...]
+    model_format: str = "vela_bin_stream"
+    arena: ArenaRule | None = None
+    fast_memory: FastMemoryRule | None = None
 
     def region(self, index: int) -> RegionRule | None:
         return next((r for r in self.regions if r.index == index), None)
@@ -100,6 +128,21 @@ def _parse(data: dict, path: str) -> Binding:
     seen = [r.index for r in rules]
     if len(set(seen)) != len(seen):
         raise InputError(path, f"region: index listed twice ({sorted(seen)})")
+    for key in ("model", "arena", "fast_memory"):
+        if key in data and not isinstance(data[key], dict):
+            raise InputError(path, f"{key}: expected a table ([{key}])")
     model = data.get("model", {})
+    fmt = model.get("format", "vela_bin_stream")
+    if fmt not in FORMATS:
+        raise InputError(path, f"model.format: expected one of {', '.join(FORMATS)}, got {fmt!r}")
+    arena = data.get("arena")
+    if arena is not None:
+        arena = ArenaRule(_strings(arena.get("symbols"), path, "arena.symbols"),
+                          arena.get("input_section"), arena.get("symbol_suffix"))
+    fast = data.get("fast_memory")
+    if fast is not None:
+        fast = FastMemoryRule(str(fast.get("callee", "ethosu_init")),
+                              _strings(fast.get("symbols"), path, "fast_memory.symbols"),
+                              _strings(fast.get("size_symbols"), path, "fast_memory.size_symbols"))
     return Binding(str(data.get("name", Path(path).stem)), path, model.get("symbol"),
-                   tuple(sorted(rules, key=lambda r: r.index)))
+                   tuple(sorted(rules, key=lambda r: r.index)), fmt, arena, fast)

@@ -10,17 +10,21 @@ even when it also reads it (ld 2.40, measured on the fixtures).
 from __future__ import annotations
 
 import functools
+import io
 from pathlib import Path
 
 from weaklink.demangle import unqualified
+from weaklink.errors import read_input
 
 
-def from_dwarf(elf_path: str | Path):
+def from_dwarf(elf: str | Path | bytes):
     """References from DWARF: the names of the compilation units that mention each variable.
-    Returns None when the image has no DWARF (the caller then cannot tell)."""
+    `elf` is the image's path or its bytes (already read). Returns None when the image has no
+    DWARF (the caller then cannot tell)."""
     from elftools.elf.elffile import ELFFile
 
-    with open(elf_path, "rb") as fh:
+    data = bytes(elf) if isinstance(elf, (bytes, bytearray, memoryview)) else read_input(elf)
+    with io.BytesIO(data) as fh:
         elf = ELFFile(fh)
         if not elf.has_dwarf_info():
             return None

@@ -7,11 +7,13 @@ WEAK default from EthosUBackend.o".
 from __future__ import annotations
 
 import fnmatch
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable
 
 from npu.read.blob import BLOCK_HEAD, FOOTER, HEADER, VelaBlob, read_blob
+from weaklink.bind import tflm
 from weaklink.bind.binding import Binding, RegionRule
+from weaklink.bind.fastmem import FAST_MEMORY_INDEX, resolve_fast_memory
 from weaklink.errors import InputError
 from weaklink.read import elfstructs as S
 from weaklink.analyze.values import initial_value
@@ -43,6 +45,7 @@ class BoundBase:
     symbol: SymbolFact | None = None     # the symbol the address came from
     size_symbol: SymbolFact | None = None
     note: str = ""                       # how the entry was derived, for the diagnosis chain
+    arena: tuple[int, int] | None = None  # [start, end) of the arena the planner places it in
 
 
 @dataclass(frozen=True)
@@ -53,7 +56,11 @@ class BaseAddressTable:
     bases: tuple[BoundBase, ...]
     model_bytes: bytes = b""      # the blob as embedded
     stream_address: int = 0       # the COP1 command stream handed to the driver
-
+    model_format: str = "vela_bin_stream"   # or "tflite"
+    model_symbol: str | None = None
+    operator: int | None = None   # the ethos-u operator of a tflite (0-based, model order)
+    arena: object = None          # bind.tflm.Arena
+    fast_memory: object = None    # bind.fastmem.FastMemory
 
     def base(self, region: int) -> BoundBase | None:
         return next((b for b in self.bases if b.region == region), None)
@@ -63,24 +70,27 @@ class ImageSymbols:
     """The bind step's view of a linked image (weaklink.read.image.Image): defined globals by
     name, their reset values, and initial bytes by run-time address."""
 
-    def __init__(self, elf: ElfFile):
-        self.elf = elf
-        self.image = Image(elf)
+    def __init__(self, elf: ElfFile | Image):
+        self.image = elf if isinstance(elf, Image) else Image(elf)
+        self.elf = self.image.elf
 
-    def _symbol(self, name: str):
-        hits = [s for s in self.image.lookup(name) if s.binding in (S.STB_GLOBAL, S.STB_WEAK)]
+    def _symbol(self, name: str, local: bool = False):
+        kinds = (S.STB_GLOBAL, S.STB_WEAK) + ((S.STB_LOCAL,) if local else ())
+        hits = [s for s in self.image.lookup(name) if s.binding in kinds]
         return hits[0] if hits else None
 
-    def lookup(self, name: str) -> SymbolFact | None:
-        sym = self._symbol(name)
+    def lookup(self, name: str, *, local: bool = False) -> SymbolFact | None:
+        """A defined global (or weak) symbol; with `local`, a file-local one as a fallback
+        (a `static` arena or buffer)."""
+        sym = self._symbol(name, local)
         if sym is None:
             return None
-        return SymbolFact(name, sym.address, sym.size, S.BINDING_NAMES[sym.binding],
+        return SymbolFact(name, sym.address, sym.size, S.BINDING_NAMES.get(sym.binding, "local"),
                           self.image.section_name(sym.shndx))
 
     def word(self, fact: SymbolFact) -> int | None:
         """The reset value of a pointer- or size-like variable."""
-        sym = self._symbol(fact.name)
+        sym = self._symbol(fact.name, local=fact.binding == "local")
         return initial_value(self.image, sym) if sym is not None else None
 
     def read(self, address: int, size: int, *, clip: bool = False) -> bytes | None:
@@ -180,12 +190,14 @@ def _symbol_base(image: ImageSymbols, rule: RegionRule) -> BoundBase:
                      f"{', '.join(rule.symbols)} is defined in the image")
 
 
-def resolve_bases(elf: ElfFile, binding: Binding, references: References | None = None,
+def resolve_bases(elf: ElfFile | ImageSymbols, binding: Binding,
+                  references: References | None = None,
                   *, require_model: bool = True) -> BaseAddressTable:
     """Compute the base-address table. `references` (DWARF) lets a pointer rule tell a symbol
     the backend reads from one it never mentions. With `require_model=False` (the model comes
     from elsewhere) an image without an embedded blob gets region 0 = 0, said in its note."""
-    image = ImageSymbols(elf)
+    image = elf if isinstance(elf, ImageSymbols) else ImageSymbols(elf)
+    elf = image.elf
     try:
         address, raw, payload = find_model(image, binding)
     except InputError:
@@ -203,6 +215,59 @@ def resolve_bases(elf: ElfFile, binding: Binding, references: References | None 
             bases.append(_pointer_base(image, rule, references))
     return BaseAddressTable(binding.name, address, blob, tuple(bases), raw,
                             address + payload.get("cmd_data", 0) if raw else 0)
+
+
+def resolve_tables(elf: ElfFile | ImageSymbols, binding: Binding,
+                   references: References | None = None, *, map_path=None,
+                   require_model: bool = True) -> list[BaseAddressTable]:
+    """Every table the firmware will pass: one per embedded model and ethos-u operator for a
+    tflite binding, the one of the blob otherwise; the driver's fast-memory rule applied."""
+    image = elf if isinstance(elf, ImageSymbols) else ImageSymbols(elf)
+    fast = resolve_fast_memory(image, binding.fast_memory)
+    if binding.model_format == "tflite":
+        tables = _tflm_tables(image, binding, map_path, require_model)
+    else:
+        tables = [resolve_bases(image, binding, references, require_model=require_model)]
+    fact = image.lookup(fast.symbol, local=True) if fast.symbol else None
+    return [apply_fast_memory(replace(t, fast_memory=fast), fact) for t in tables]
+
+
+def apply_fast_memory(table: BaseAddressTable, fact: SymbolFact | None = None) -> BaseAddressTable:
+    """ethosu_invoke_v3: a non-zero fast memory replaces base_addr[2] when there are more than
+    2 entries; the size stays the table's (the driver compares it with the fast memory's)."""
+    fast = table.fast_memory
+    old = table.base(FAST_MEMORY_INDEX)
+    if fast is None or not fast.given or old is None or len(table.bases) <= FAST_MEMORY_INDEX:
+        return table
+    new = replace(old, address=fast.address, symbol=fact, size_symbol=None, arena=None,
+                  note=f"ethosu_init's fast memory replaces it: {fast.note}")
+    return replace(table, bases=tuple(new if b is old else b for b in table.bases))
+
+
+def _tflm_tables(image: ImageSymbols, binding: Binding, map_path, require_model: bool):
+    models = tflm.find_models(image, binding)
+    if not models:
+        if require_model:
+            raise InputError(image.elf.name, "no Vela .tflite with an ethos-u operator found in "
+                             "the image's loadable sections (give the model with --model)")
+        return []
+    arena = tflm.find_arena(image, binding.arena, map_path)
+    tables = []
+    for m in models:
+        for op in m.operators:
+            bases, first = [], {}
+            for i, tensor in enumerate(op.entries):
+                rule = binding.region(i)
+                name = rule.name if rule else tensor.name
+                address, size, note, bounds = tflm.tensor_base(i, name, tensor, m, arena,
+                                                               first.get(tensor.index))
+                first.setdefault(tensor.index, i)
+                fact = image.lookup(arena.name, local=True) if bounds and arena else None
+                bases.append(BoundBase(i, name, address, size, fact, None, note, bounds))
+            stream = m.address + op.command_stream.data_offset
+            tables.append(BaseAddressTable(binding.name, m.address, None, tuple(bases), m.data,
+                                           stream, "tflite", m.symbol, op.number, arena))
+    return tables
 
 
 def _weights_base(rule: RegionRule, address: int, payload: dict, blob) -> BoundBase:

@@ -1,15 +1,19 @@
 """Check: will the NPU inference in this firmware image work, and how fast?
 
-`check(...)` runs the whole chain on one linked image, in order:
+`check(...)` runs the whole chain on one linked image, read once, in order:
 
-1. analyze the image (which definitions won, near misses, overrides never extracted);
-2. find the model (the embedded vela_bin_stream blob, or --model) and decode its stream;
-3. bind: the base-address table the backend passes to ethosu_invoke_v3 (binding file); DWARF
-   tells whether the backend's unit reads the fast-scratch pointer at all (ld's --cref table
-   cannot: it omits a weak definer once the name is defined);
-4. static findings on that table (a null, too small or unreachable fast scratch);
-5. emulate the stream on the NPU with those bases: ok, hang or error, and cycles;
+1. read the image; pick the binding (given, or detected: an embedded vela_bin_stream blob means
+   `executorch-arm`, a Vela .tflite with ethos-u operators means `tflm-ethosu`);
+2. analyze the image (which definitions won, near misses, overrides never extracted);
+3. bind: every base-address table the firmware passes to ethosu_invoke_v3 (one per ethos-u
+   operator of each embedded .tflite, or the blob's), with the driver's fast-memory rule
+   applied; DWARF tells whether the backend's unit reads the fast-scratch pointer at all (ld's
+   --cref table cannot: it omits a weak definer once the name is defined);
+4. per table: decode its stream, static findings (a null, too small or unreachable fast
+   scratch; fast memory smaller than the driver's check allows);
+5. emulate each stream on the NPU with those bases: ok, hang or error, and cycles;
 6. explain: the diagnosis chain from the NPU fault back to the symbol that set the base.
+The verdict is the worst operator's.
 """
 from __future__ import annotations
 
@@ -20,55 +24,117 @@ import npu
 from npu.hw import accelerator as npu_accelerator
 from npu.soc import default_soc, load_soc
 from weaklink.analyze import analyze
-from weaklink.bind import load_binding, resolve_bases
+from weaklink.bind import load_binding, resolve_tables
+from weaklink.bind import tflm
 from weaklink.bind.references import from_dwarf
-from weaklink.bind.table import BoundBase
-from weaklink.check.report import CheckReport, FastScratch
-from weaklink.check.static import fast_scratch_findings
-from weaklink.read.elf import ElfFile
+from weaklink.bind.table import BoundBase, ImageSymbols, find_model
+from weaklink.check.report import CheckReport, FastScratch, OperatorCheck, worst
+from weaklink.check.static import fast_memory_findings, fast_scratch_findings
+from weaklink.errors import InputError
+from weaklink.read.image import Image
 
 FAST_SCRATCH_REGION = 2
 # Findings from the firmware analysis that bear on the NPU verdict.
 ANALYSIS_RULES = ("near-miss-override", "override-not-extracted")
 
 
+def detect_binding(symbols: ImageSymbols, model_given: bool = False) -> str:
+    """The preset for how the model is embedded: a vela_bin_stream blob (ExecuTorch) or a Vela
+    .tflite with ethos-u operators (TensorFlow Lite Micro)."""
+    executorch = load_binding("executorch-arm")
+    try:
+        find_model(symbols, executorch)
+        return "executorch-arm"
+    except InputError:
+        pass
+    if tflm.find_models(symbols, load_binding("tflm-ethosu")):
+        return "tflm-ethosu"
+    if model_given:
+        return "executorch-arm"
+    raise InputError(symbols.elf.name, "no vela_bin_stream blob and no Vela .tflite with an "
+                     "ethos-u operator in the image's loadable sections (give --binding or --model)")
+
+
 def check(elf_path: str | Path, *, accelerator: str, system_config: str, memory_mode: str,
           soc: str | None = None, map_path: str | Path | None = None,
-          model_path: str | Path | None = None, binding: str | Path = "executorch-arm",
+          model_path: str | Path | None = None, binding: str | Path | None = None,
           vela_ini: str | Path | None = None) -> CheckReport:
     elf_path = str(elf_path)
     acc = npu_accelerator(accelerator)
     board = load_soc(soc or default_soc(acc))
-    rules = load_binding(binding)
-    elf = ElfFile.from_path(elf_path)
+    override = npu.load_model(model_path) if model_path else None
 
-    # 1. analysis, with the pointer rule's symbols queried for attribution
+    # 1. the image, read once; the binding
+    image = Image.from_path(elf_path)
+    symbols = ImageSymbols(image)
+    rules = load_binding(binding or detect_binding(symbols, override is not None))
+
+    # 2. analysis, with the pointer rule's symbols queried for attribution
     pointer_names = [n for r in rules.regions if r.source == "pointer" for n in r.symbols]
     analysis = analyze(elf_path, map_path=str(map_path) if map_path else None,
-                       board=board.name, symbols=pointer_names)
+                       board=board.name, symbols=pointer_names, image=image)
     findings = [f for f in analysis.findings if f.rule in ANALYSIS_RULES]
 
-    # 2-3. model and base-address table
-    override = npu.load_model(model_path) if model_path else None
-    table = resolve_bases(elf, rules, from_dwarf(elf_path), require_model=override is None)
-    model = override or npu.load_model(table.model_bytes, f"{elf_path}:vela_bin_stream")
-    table = _attributed(table, analysis)
+    # 3. every base-address table
+    refs = from_dwarf(image.elf.data) if any(r.reader for r in rules.regions) else None
+    tables = resolve_tables(symbols, rules, refs, map_path=map_path,
+                            require_model=override is None)
+    if not tables:
+        raise InputError(elf_path, f"the {rules.name} binding needs the model embedded in the image")
 
-    # 4. static findings
+    # 4-5. per operator: findings and emulation
+    ops = [_operator(_attributed(t, analysis), override, elf_path, accelerator, system_config,
+                     memory_mode, board, vela_ini) for t in tables]
+    main = worst(ops)
+    fast = main.table.base(FAST_SCRATCH_REGION)
+    return CheckReport(file=elf_path, accelerator=accelerator, system_config=system_config,
+                       memory_mode=memory_mode, soc=board.name, table=main.table,
+                       fast_scratch=_fast_scratch(fast, board), regions_used=sorted(main.needs),
+                       needs=main.needs, findings=tuple(findings + _union(ops)), run=main.run,
+                       operators=tuple(ops))
+
+
+def _operator(table, override, elf_path, accelerator, system_config, memory_mode, board,
+              vela_ini) -> OperatorCheck:
+    label = "vela_bin_stream" if table.model_format != "tflite" else \
+        f"{table.model_symbol or hex(table.model_address)}:ethos-u[{table.operator}]"
+    model = override or npu.load_model(table.model_bytes, f"{elf_path}:{label}",
+                                       op=table.operator or 0)
     needs = npu.region_needs(model, accelerator)
-    findings += fast_scratch_findings(table, FAST_SCRATCH_REGION, needs, board, memory_mode)
-
-    # 5. emulate with the resolved bases
-    bases = [npu.Base(b.region, b.address, b.size) for b in table.bases]
+    findings = fast_scratch_findings(table, FAST_SCRATCH_REGION, needs, board, memory_mode)
+    findings += fast_memory_findings(table, FAST_SCRATCH_REGION, needs)
+    bases, fast_memory, fast_size = _emulated_bases(table)
     result = npu.run(model, accelerator=accelerator, system_config=system_config,
                      memory_mode=memory_mode, soc=board.name, bases=bases, vela_ini=vela_ini,
-                     stream_address=table.stream_address)
+                     stream_address=table.stream_address, fast_memory=fast_memory,
+                     fast_memory_size=fast_size)
+    return OperatorCheck(table, needs, tuple(findings), result)
 
-    fast = table.base(FAST_SCRATCH_REGION)
-    return CheckReport(file=elf_path, accelerator=accelerator, system_config=system_config,
-                       memory_mode=memory_mode, soc=board.name, table=table,
-                       fast_scratch=_fast_scratch(fast, board), regions_used=sorted(needs),
-                       needs=needs, findings=tuple(findings), run=result)
+
+def _emulated_bases(table):
+    """The bases the NPU gets, and the fast memory for the emulated driver's own check. When
+    the driver's check passes, region 2 is the fast memory: the NPU may use all of it and no
+    more, so the emulator bounds the region by the fast memory's size."""
+    fast = table.fast_memory
+    bases = [npu.Base(b.region, b.address, b.size) for b in table.bases]
+    if fast is None or not fast.given or len(bases) <= FAST_SCRATCH_REGION:
+        return bases, 0, 0
+    if fast.size is None:      # size unknown: substitute, but the driver's check cannot be judged
+        return bases, 0, 0
+    if bases[FAST_SCRATCH_REGION].size > fast.size:
+        return bases, fast.address, fast.size      # the emulated driver fails the invoke
+    bases[FAST_SCRATCH_REGION] = npu.Base(FAST_SCRATCH_REGION, fast.address, fast.size)
+    return bases, 0, 0
+
+
+def _union(ops) -> list:
+    seen, out = set(), []
+    for op in ops:
+        for f in op.findings:
+            if (f.rule, f.message) not in seen:
+                seen.add((f.rule, f.message))
+                out.append(f)
+    return out
 
 
 def _attributed(table, analysis):

@@ -26,6 +26,41 @@ class FastScratch:
                 "region": self.region}
 
 
+# How bad an operator's verdict is, for "the verdict is the worst one": an error returns -1 to
+# the caller, a hang never returns.
+VERDICT_RANK = {"ok": 0, "error": 1, "hang": 2}
+
+
+@dataclass(frozen=True)
+class OperatorCheck:
+    """One base-address table (one ethos-u operator, or the blob) and its emulated run."""
+    table: BaseAddressTable
+    needs: dict[int, int]
+    findings: tuple[Finding, ...]
+    run: object                              # npu.RunResult
+
+    @property
+    def verdict(self) -> str:
+        return self.run.status
+
+    def to_json(self) -> dict:
+        ports = {b.region: b for b in self.run.bases}
+        t = self.table
+        return {"model_symbol": t.model_symbol, "model_address": t.model_address,
+                "model_format": t.model_format, "operator": t.operator,
+                "stream_address": t.stream_address,
+                "bases": [_base_json(b, ports.get(b.region)) for b in t.bases],
+                "region_needs": {str(k): v for k, v in sorted(self.needs.items())},
+                "verdict": self.verdict,
+                "cycles": int(self.run.cycles["total"]) if self.verdict == "ok" else None,
+                "diagnosis": self.run.diagnosis,
+                "findings": list(dict.fromkeys(f.rule for f in self.findings))}
+
+
+def worst(ops) -> OperatorCheck:
+    return max(ops, key=lambda o: VERDICT_RANK.get(o.verdict, 3))
+
+
 @dataclass(frozen=True)
 class CheckReport:
     file: str
@@ -40,6 +75,7 @@ class CheckReport:
     findings: tuple[Finding, ...]
     run: object                              # npu.RunResult
     extra: dict = field(default_factory=dict)
+    operators: tuple[OperatorCheck, ...] = ()
 
     @property
     def verdict(self) -> str:
@@ -47,7 +83,11 @@ class CheckReport:
 
     @property
     def cycles(self) -> int | None:
-        return int(self.run.cycles["total"]) if self.verdict == "ok" else None
+        """One inference: the sum over every operator's stream."""
+        if self.verdict != "ok":
+            return None
+        runs = [op.run for op in self.operators] or [self.run]
+        return sum(int(r.cycles["total"]) for r in runs)
 
     @property
     def exit_code(self) -> int:
@@ -61,7 +101,29 @@ class CheckReport:
         region = self.run.fault_region
         base = self.table.base(region) if region is not None else None
         head = f"{_provenance(base)} → " if base is not None else ""
+        fast = self.table.fast_memory
+        if base is None and any(f.rule == "fast-memory-too-small" for f in self.findings):
+            head = f"{fast.note} → driver check \"Fast memory area too small\" → "
         return f"{head}NPU {self.run.diagnosis} → {self.verdict}"
+
+    def _seconds(self) -> float:
+        return sum(r.run.inference_time_s for r in self.operators) if self.operators \
+            else self.run.inference_time_s
+
+    def _context(self) -> list[str]:
+        """The TFLM facts a reader needs before the table: binding, arena, fast memory."""
+        t, out = self.table, []
+        if t.model_format == "tflite":
+            out.append(f"binding {t.binding}: model `{t.model_symbol or '?'}` at "
+                       f"{t.model_address:#x}")
+            a = t.arena
+            out.append(f"tensor arena: `{a.name}` [{a.address:#x}, {a.end:#x}), {a.size} bytes "
+                       f"({a.source})" if a else "tensor arena: not found")
+        f = t.fast_memory
+        if f is not None and (f.given or t.model_format == "tflite"):
+            out.append(f"fast memory: {f.note or f.source}" if f.address is not None
+                       else f"fast memory: unknown ({f.note})")
+        return out + ([""] if out else [])
 
     def to_json(self) -> dict:
         ports = {b.region: b for b in self.run.bases}
@@ -83,23 +145,28 @@ class CheckReport:
                       "region_needs": {str(k): v for k, v in sorted(self.needs.items())}},
             "finding_details": [f.to_json() for f in self.findings],
             "emulation": self.run.to_json(),
+            "binding": self.table.binding,
+            "fast_memory": self.table.fast_memory.to_json() if self.table.fast_memory else None,
+            "arena": self.table.arena.to_json() if self.table.arena else None,
+            "operators": [op.to_json() for op in self.operators],
             **self.extra,
         }
 
     def to_table(self) -> str:
         lines = [f"{self.file}: NPU {self.verdict.upper()}"
-                 + (f" in {self.cycles} cycles ({self.run.inference_time_s * 1e3:.3f} ms)"
+                 + (f" in {self.cycles} cycles ({self._seconds() * 1e3:.3f} ms)"
                     if self.cycles is not None else ""),
                  f"{self.accelerator} / {self.system_config} / {self.memory_mode} on {self.soc}",
                  ""]
-        ports = {b.region: b for b in self.run.bases}
-        rows = [("region", "name", "base", "size", "memory", "port", "from")]
-        for b in self.table.bases:
-            p = ports.get(b.region)
-            rows.append((str(b.region), b.name, f"{b.address:#010x}", str(b.size),
-                         (p.memory if p else None) or "-", (p.port if p else None) or "-", b.note))
-        widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-        lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
+        lines += self._context()
+        ops = self.operators or (OperatorCheck(self.table, self.needs, (), self.run),)
+        for op in ops:
+            if len(ops) > 1 or op.table.operator is not None:
+                where = op.table.model_symbol or f"{op.table.model_address:#x}"
+                lines.append(f"{where} ethos-u operator {op.table.operator}: {op.verdict}")
+            lines += _bases_table(op.table, op.run)
+            if len(ops) > 1:
+                lines.append("")
         if self.findings:
             lines.append("")
             for f in sorted(self.findings, key=lambda f: SEVERITIES.index(f.severity)):
@@ -109,10 +176,21 @@ class CheckReport:
         return "\n".join(lines)
 
 
+def _bases_table(table: BaseAddressTable, run) -> list[str]:
+    ports = {b.region: b for b in run.bases}
+    rows = [("region", "name", "base", "size", "memory", "port", "from")]
+    for b in table.bases:
+        p = ports.get(b.region)
+        rows.append((str(b.region), b.name, f"{b.address:#010x}", str(b.size),
+                     (p.memory if p else None) or "-", (p.port if p else None) or "-", b.note))
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    return ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
+
+
 def _provenance(base: BoundBase) -> str:
     text = f"region {base.region} base {base.address:#x}"
     sym = base.symbol
-    if sym is None:
+    if sym is None or sym.binding == "local" or base.arena is not None:
         return f"{text} ← {base.note}"
     where = f" from {sym.defined_in}" if sym.defined_in else ""
     if "passes 0/0" in base.note:
@@ -128,4 +206,6 @@ def _base_json(b: BoundBase, port) -> dict:
             "binding": b.symbol.binding if b.symbol else None,
             "defined_in": b.symbol.defined_in if b.symbol else None,
             "memory": port.memory if port else None, "port": port.port if port else None,
-            "note": b.note}
+            "note": b.note,
+            "arena": list(b.arena) if b.arena else None,
+            "decided_at_run_time": b.arena is not None}

@@ -18,8 +18,9 @@ def add_parser(sub) -> None:
     p.add_argument("--soc", help="SoC memory map preset (default: corstone-300 for U55/U65, corstone-320 for U85)")
     p.add_argument("--map", help="the GNU ld map file of the link (-Map), for attribution and archive findings")
     p.add_argument("--model", help="the compiled model (npz, tflite, vela_bin_stream blob) instead of the one embedded in the image")
-    p.add_argument("--binding", default="executorch-arm",
-                   help="binding preset name or TOML file: which symbols feed which NPU region (default: executorch-arm)")
+    p.add_argument("--binding", default=None,
+                   help="binding preset name or TOML file: which symbols feed which NPU region (default: "
+                        "detected, executorch-arm for a vela_bin_stream blob, tflm-ethosu for a Vela .tflite)")
     p.add_argument("--vela-ini", help="a vela.ini with the system config and memory mode (default: Vela's Arm/vela.ini)")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.add_argument("--plot", metavar="FILE.png", help="draw the memory map with the regions placed, and the NPU timeline")

@@ -14,15 +14,23 @@ def add_parser(sub) -> None:
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.add_argument("--plot", metavar="DIR", help="write one check picture per linked image into DIR")
     p.add_argument("--cache", help="build directory (default $WEAKLINK_CACHE or <repo>/.cache)")
+    p.add_argument("--story", choices=("executorch", "tflm"), default="executorch",
+                   help="executorch (default): the fast-scratch weak default; tflm: TensorFlow "
+                        "Lite Micro firmware and the driver's fast-memory rule")
     p.add_argument("--linker", choices=("gnu", "lld"), default="gnu",
-                   help="link the variants with arm-none-eabi-ld (default) or ld.lld-16, "
-                   "and check the matching resolution model")
+                   help="link the executorch variants with arm-none-eabi-ld (default) or "
+                   "ld.lld-16, and check the matching resolution model")
     p.set_defaults(run=run, accepts_extra=False)
 
 
 def run(args) -> int:
-    from weaklink.demo import run_demo
+    if getattr(args, "story", "executorch") == "tflm":
+        from weaklink.demo.tflm import run_tflm_demo
 
-    report = run_demo(cache=args.cache, plot_dir=args.plot, linker=args.linker)
+        report = run_tflm_demo(cache=args.cache)
+    else:
+        from weaklink.demo import run_demo
+
+        report = run_demo(cache=args.cache, plot_dir=args.plot, linker=args.linker)
     print(json.dumps(report.to_json(), indent=2) if args.json else report.to_table())
     return report.exit_code

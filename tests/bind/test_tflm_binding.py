@@ -1,0 +1,107 @@
+"""The tflm-ethosu preset, its tables, and what a binding may name (arena, fast memory)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from weaklink import fixtures_tflm
+from weaklink.bind import load_binding, resolve_tables
+from weaklink.bind.callsite import dwarf_constant
+from weaklink.errors import InputError
+from weaklink.read.elf import ElfFile
+
+
+def test_preset():
+    b = load_binding("tflm-ethosu")
+    assert b.model_format == "tflite" and b.model_symbol is None
+    assert b.arena.input_section == ".bss.tensor_arena" and b.arena.symbol_suffix == "arena"
+    assert b.fast_memory.callee == "ethosu_init"
+    assert [r.source for r in b.regions] == ["tflite-tensor"] * 5
+
+
+@pytest.mark.parametrize("text,key", [
+    ("schema_version = 1\narena = 3\n[[region]]\nindex = 0\nsource = 'tflite-tensor'\n", "arena"),
+    ("schema_version = 1\n[model]\nformat = 'onnx'\n[[region]]\nindex = 0\nsource = 'tflite-tensor'\n",
+     "model.format"),
+    ("schema_version = 1\n[fast_memory]\nsymbols = [2]\n[[region]]\nindex = 0\nsource = 'tflite-tensor'\n",
+     "fast_memory.symbols"),
+])
+def test_bad_tflm_keys_name_the_key(tmp_path, text, key):
+    path = tmp_path / "b.toml"
+    path.write_text(text)
+    with pytest.raises(InputError) as err:
+        load_binding(path)
+    assert key in str(err.value) and str(path) in str(err.value)
+
+
+@pytest.mark.parametrize("expr,value", [
+    (bytes([0x03, 0, 0, 0, 0x31]), 0x31000000),        # DW_OP_addr
+    (bytes([0x48, 0x3E, 0x24]), 0x60000),               # lit24 lit14 shl
+    (bytes([0x10, 0x80, 0x80, 0x01]), 0x4000),          # constu 16384
+    (bytes([0x30]), 0),                                  # lit0
+    (bytes([0x74, 0x70]), None),                         # breg4 -16: machine state
+    (bytes([0x03, 0x00]), None),                         # truncated
+])
+def test_dwarf_constant(expr, value):
+    assert dwarf_constant(expr) == value
+
+
+@pytest.fixture(scope="module")
+def no_dwarf_O0(cross_toolchain, tmp_path_factory):
+    """The -O0 fixture, stripped of DWARF: the code before the call is the only source."""
+    from weaklink import toolchain
+
+    im = fixtures_tflm.build_variant(fixtures_tflm.VARIANTS[1])
+    out = tmp_path_factory.mktemp("strip") / "nodwarf.elf"
+    done = toolchain.run("objcopy", ["--strip-debug", im.elf, out])
+    assert done.returncode == 0, done.stderr
+    return out
+
+
+def test_binding_names_the_arena_and_the_fast_memory(tmp_path, no_dwarf_O0):
+    path = tmp_path / "b.toml"
+    preset = Path(load_binding("tflm-ethosu").path).read_text()
+    path.write_text(preset.replace("symbols = []\ninput_section", 'symbols = ["tensor_arena"]\ninput_section')
+                    .replace("symbols = []\nsize_symbols = []", 'symbols = ["ethosu_fast_memory"]\nsize_symbols = []'))
+    [table] = resolve_tables(ElfFile.from_path(no_dwarf_O0), load_binding(path))
+    assert table.arena.source == "symbol `tensor_arena` named by the binding"
+    assert table.fast_memory.source == "symbol `ethosu_fast_memory` named by the binding"
+    assert table.fast_memory.size == 0x60000
+
+
+def test_without_dwarf_the_code_before_the_call_tells(no_dwarf_O0):
+    [table] = resolve_tables(ElfFile.from_path(no_dwarf_O0), load_binding("tflm-ethosu"))
+    assert table.fast_memory.source.startswith("literal pool")
+    assert (table.fast_memory.symbol, table.fast_memory.size) == ("ethosu_fast_memory", 0x60000)
+
+
+def test_no_call_is_unknown_never_a_guess(firmware):
+    [table] = resolve_tables(ElfFile.from_path(firmware["weak-custom-u85"].elf),
+                             load_binding("executorch-arm"))
+    assert table.fast_memory.address is None and table.fast_memory.source == "unknown"
+    assert "ethosu_init" in table.fast_memory.note
+
+
+def test_thumb_constant_tracking_encodings():
+    """Hand-assembled Thumb encodings (Armv8-M ARM): what each does to the r2/r3 constants."""
+    from weaklink.bind.callsite import _step
+
+    regs: dict = {}
+    _step(regs, 0x100, 0x4A09, 0, lambda a: 0x31000000 if a == 0x100 + 4 + 36 else None)  # ldr r2, [pc, #36]
+    assert regs[2] == 0x31000000
+    _step(regs, 0x102, 0xB2D2, 0, None)                 # uxtb r2, r2: unknown from here
+    assert 2 not in regs
+    _step(regs, 0x104, 0xF44F, 0x23C0, None)            # mov.w r3, #0x60000 (modified immediate)
+    _step(regs, 0x108, 0x461A, 0, None)                 # mov r2, r3
+    assert regs == {2: 0x60000, 3: 0x60000}
+    _step(regs, 0x10A, 0xBC0C, 0, None)                 # pop {r2, r3}
+    assert regs == {}
+    _step(regs, 0x10C, 0xF240, 0x0234, None)            # movw r2, #0x34
+    _step(regs, 0x110, 0xF2C3, 0x1200, None)            # movt r2, #0x3100
+    assert regs == {2: 0x31000034}
+    _step(regs, 0x114, 0xB580, 0, None)                 # push {r7, lr}
+    _step(regs, 0x116, 0x9301, 0, None)                 # str r3, [sp, #4]
+    assert regs == {2: 0x31000034}
+    _step(regs, 0x118, 0x3201, 0, None)                 # adds r2, #1
+    assert regs == {}

@@ -1,0 +1,39 @@
+"""Independent oracles for the TFLM tests: symbol addresses from arm-none-eabi-nm, and buffer
+offsets inside a .tflite from Vela's own flatbuffers classes (not weaklink's reader)."""
+from __future__ import annotations
+
+from ethosu.vela.tflite.Model import Model as VelaModel
+
+from weaklink import toolchain
+
+
+def nm(elf) -> dict[str, tuple[int, int]]:
+    """name -> (address, size) of every sized symbol, as arm-none-eabi-nm -S prints them."""
+    out = toolchain.run("nm", ["-S", str(elf)]).stdout
+    syms = {}
+    for line in out.splitlines():
+        parts = line.split()
+        if len(parts) == 4:
+            syms[parts[3]] = (int(parts[0], 16), int(parts[1], 16))
+    return syms
+
+
+def buffer_offsets(tflite: bytes) -> list[dict]:
+    """Per ethos-u operator: the byte offsets of the command stream's and the weights' data."""
+    m = VelaModel.GetRootAs(tflite, 0)
+    sg = m.Subgraphs(0)
+    out = []
+    for k in range(sg.OperatorsLength()):
+        op = sg.Operators(k)
+        if m.OperatorCodes(op.OpcodeIndex()).CustomCode() != b"ethos-u":
+            continue
+        offsets = []
+        for j in (0, 1):
+            buf = m.Buffers(sg.Tensors(op.Inputs(j)).Buffer())
+            offsets.append(buf._tab.Vector(buf._tab.Offset(4)))   # Buffer.data, slot 0
+        out.append({"stream": offsets[0], "weights": offsets[1],
+                    "sizes": [int(sg.Tensors(op.Inputs(j)).ShapeAsNumpy().prod())
+                              for j in range(1, op.InputsLength())]
+                    + [int(sg.Tensors(op.Outputs(j)).ShapeAsNumpy().prod())
+                       for j in range(op.OutputsLength())]})
+    return out

@@ -1,0 +1,157 @@
+"""TensorFlow Lite Micro firmware: the embedded Vela .tflite models, the tensor arena, and the
+base-address table each `ethos-u` operator passes to the driver.
+
+- Models: flatbuffers with the `TFL3` identifier in the image's loadable sections, read with
+  npu.read.tflite (bounds-checked: every hit is tried, junk is skipped); the symbol whose
+  address is the flatbuffer's start (the g_model[] array) names it.
+- The table (TFLM's ethos-u kernel): entry i is input i+1, then the outputs. A tensor with
+  data in the flatbuffer (the weights) is used in place: its image address is the model's
+  address plus the buffer's offset. Every other tensor (scratch, fast scratch, feature maps)
+  is placed in the tensor arena by TFLM's planner at run time: weaklink reports the arena's
+  bounds and never an offset inside it.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from npu.read.tflite import IDENTIFIER, EthosuOperator, TflTensor, read_tflite
+from weaklink.bind.binding import ArenaRule, Binding
+from weaklink.bind.fastmem import symbol_at
+from weaklink.errors import InputError
+from weaklink.read import elfstructs as S
+
+
+@dataclass(frozen=True)
+class EmbeddedModel:
+    address: int                # image address of the flatbuffer's first byte
+    symbol: str | None          # the array that marks it, when one starts there
+    data: bytes                 # the flatbuffer, up to the furthest byte its operators use
+    operators: tuple[EthosuOperator, ...]
+
+
+@dataclass(frozen=True)
+class Arena:
+    name: str
+    address: int
+    size: int
+    source: str
+
+    @property
+    def end(self) -> int:
+        return self.address + self.size
+
+    def to_json(self) -> dict:
+        return {"name": self.name, "start": self.address, "end": self.end, "size": self.size,
+                "source": self.source}
+
+
+def _loadable(elf):
+    for i, sh in enumerate(elf.sections):
+        if int(sh["sh_type"]) == S.SHT_PROGBITS and int(sh["sh_flags"]) & S.SHF_ALLOC:
+            yield i, sh
+
+
+def _model_at(symbols, data: bytes, address: int, origin: int, marker: str | None):
+    try:
+        model = read_tflite(data, symbols.elf.name, origin)
+    except InputError:
+        return None
+    if not model.operators:
+        return None
+    name = marker or _marker(symbols.image, address)
+    return EmbeddedModel(address, name, data[:model.extent], model.operators)
+
+
+def _marker(image, address: int) -> str | None:
+    t = image.targets
+    rows = np.flatnonzero(t.address == address)
+    for row in rows:
+        if t.type[row] in (S.STT_OBJECT, S.STT_NOTYPE) and t.size[row]:
+            return image.text(int(t.name_off[row]), int(t.name_len[row]))
+    return None
+
+
+def find_models(symbols, binding: Binding) -> list[EmbeddedModel]:
+    """Every embedded .tflite with ethos-u operators, in address order."""
+    if binding.model_symbol:
+        fact = symbols.lookup(binding.model_symbol, local=True)
+        if fact is not None:
+            data = symbols.read(fact.address, fact.size or (1 << 26), clip=True) or b""
+            found = _model_at(symbols, data, fact.address, fact.address, binding.model_symbol)
+            if found:
+                return [found]
+    out = []
+    elf = symbols.elf
+    for i, sh in _loadable(elf):
+        data, base, offset = elf.section_bytes(i), int(sh["sh_addr"]), int(sh["sh_offset"])
+        hit = data.find(IDENTIFIER, 4)
+        while hit >= 0:
+            start = hit - 4          # the identifier follows the root offset
+            if (base + start) % 4 == 0:
+                found = _model_at(symbols, data[start:], base + start, offset + start, None)
+                if found:
+                    out.append(found)
+            hit = data.find(IDENTIFIER, hit + 1)
+    return out
+
+
+_MAP_INPUT = r"^ {name}\s+(0x[0-9a-fA-F]+)\s+(0x[0-9a-fA-F]+)\s+(\S+)"
+
+
+def _from_map(map_path, section: str) -> tuple[int, int, str] | None:
+    """An input section's address, size and file from a GNU ld map (the memory-map listing)."""
+    try:
+        text = Path(map_path).read_text(errors="replace")
+    except OSError:
+        return None
+    m = re.search(_MAP_INPUT.format(name=re.escape(section)), text, re.M)
+    if m is None or int(m.group(2), 16) == 0:
+        return None
+    return int(m.group(1), 16), int(m.group(2), 16), m.group(3)
+
+
+def find_arena(symbols, rule: ArenaRule | None, map_path=None) -> Arena | None:
+    """The tensor arena: a symbol the binding names, its input section (with the map), or the
+    largest object whose name ends in the suffix."""
+    rule = rule or ArenaRule()
+    for name in rule.symbols:
+        fact = symbols.lookup(name, local=True)
+        if fact is not None:
+            return Arena(name, fact.address, fact.size, f"symbol `{name}` named by the binding")
+    if rule.input_section and map_path:
+        hit = _from_map(map_path, rule.input_section)
+        if hit:
+            name = _marker(symbols.image, hit[0]) or rule.input_section
+            return Arena(name, hit[0], hit[1], f"input section {rule.input_section} ({hit[2]}, map)")
+    if rule.symbol_suffix:
+        t = symbols.image.targets
+        best = None
+        for row in np.flatnonzero((t.type == S.STT_OBJECT) & (t.size > 0)):
+            name = symbols.image.text(int(t.name_off[row]), int(t.name_len[row]))
+            if name.lower().endswith(rule.symbol_suffix.lower()) and (best is None or t.size[row] > best[2]):
+                best = (name, int(t.address[row]), int(t.size[row]))
+        if best:
+            return Arena(*best, f"symbol `{best[0]}` (name ends in {rule.symbol_suffix!r})")
+    return None
+
+
+def tensor_base(region: int, name: str, tensor: TflTensor, model: EmbeddedModel,
+                arena: Arena | None, same_as: int | None):
+    """(address, size, note, arena bounds) of one table entry."""
+    size = tensor.elements
+    if tensor.data_offset is not None:
+        address = model.address + tensor.data_offset
+        where = f"`{model.symbol}`" if model.symbol else f"the flatbuffer at {model.address:#x}"
+        return address, size, (f"tensor `{tensor.name}`: buffer {tensor.buffer} at offset "
+                               f"{tensor.data_offset:#x} of {where}"), None
+    again = f", the same tensor as region {same_as}" if same_as is not None else ""
+    if arena is None:
+        return 0, size, (f"tensor `{tensor.name}`{again}: placed in the tensor arena at run time, "
+                         f"and no arena was found (name it in the binding)"), None
+    return arena.address, size, (f"tensor `{tensor.name}` ({size} B){again} in `{arena.name}` "
+                                 f"[{arena.address:#x}, {arena.end:#x}): offset decided by "
+                                 f"TFLM's planner at run time"), (arena.address, arena.end)

@@ -1,0 +1,93 @@
+"""`weaklink demo --story tflm`: TensorFlow Lite Micro firmware and the driver's fast-memory rule.
+
+Every TFLM-shaped fixture (weaklink.fixtures_tflm) is built with the real toolchain and checked:
+the embedded Vela .tflite and its ethos-u operators, the tensor arena, the fast memory
+`ethosu_init` receives (and where that was read), what region 2 becomes, and the NPU verdict.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from weaklink import fixtures_tflm
+from weaklink.check import check
+from weaklink.check.report import CheckReport
+
+SCHEMA_VERSION = 1
+
+
+@dataclass(frozen=True)
+class TflmRow:
+    variant: fixtures_tflm.TflmVariant
+    check: CheckReport
+
+    def fast_memory(self) -> str:
+        f = self.check.table.fast_memory
+        if f is None or f.address is None:
+            return "unknown"
+        where = "DWARF" if f.source.startswith("DWARF") else "code before the BL"
+        if not f.given:
+            return f"none (0/0, {where})"
+        return f"{f.symbol or hex(f.address)} {_size(f.size)} ({where})"
+
+    def region2(self) -> str:
+        base = self.check.table.base(2)
+        port = next((b for b in self.check.run.bases if b.region == 2), None)
+        memory = port.memory if port and port.memory else "?"
+        what = "arena tensor" if base.arena else "fast memory"
+        rules = {f.rule for f in self.check.findings}
+        if "fast-memory-too-small" in rules:
+            return f"{_size(base.size)} > fast memory: driver check fails"
+        return f"{what} in {memory}" + (", finding" if rules else "")
+
+    def to_json(self) -> dict:
+        c = self.check
+        return {"variant": self.variant.name, "target": self.variant.target,
+                "build": self.variant.opt, "operators": len(c.operators),
+                "fast_memory": c.table.fast_memory.to_json() if c.table.fast_memory else None,
+                "region2": self.region2(), "npu": c.verdict, "cycles": c.cycles,
+                "findings": list(dict.fromkeys(f.rule for f in c.findings)),
+                "expected": self.variant.expected, "diagnosis": c.diagnosis}
+
+
+def _size(n: int | None) -> str:
+    if n is None:
+        return "size unknown"
+    return f"{n // 1024} KB" if n and n % 1024 == 0 else f"{n} B"
+
+
+@dataclass(frozen=True)
+class TflmDemoReport:
+    rows: tuple[TflmRow, ...]
+
+    @property
+    def exit_code(self) -> int:
+        """1 when a verdict differs from the one the fixture was built to show."""
+        return 0 if all(r.check.verdict == r.variant.expected for r in self.rows) else 1
+
+    def to_json(self) -> dict:
+        return {"schema_version": SCHEMA_VERSION, "story": "tflm",
+                "rows": [r.to_json() for r in self.rows]}
+
+    def to_table(self) -> str:
+        head = ("variant", "target", "build", "ethos-u ops", "fast memory to ethosu_init",
+                "region 2 (fast scratch)", "NPU", "cycles")
+        body = [(r.variant.name, r.variant.target, r.variant.opt, str(len(r.check.operators)),
+                 r.fast_memory(), r.region2(), r.check.verdict,
+                 "-" if r.check.cycles is None else str(r.check.cycles)) for r in self.rows]
+        widths = [max(len(c) for c in col) for col in zip(head, *body)]
+        line = lambda cells: "  ".join(c.ljust(w) for c, w in zip(cells, widths)).rstrip()  # noqa: E731
+        out = [line(head), line("-" * w for w in widths), *map(line, body), ""]
+        out.append("fast memory read from DWARF call sites (-O2 -g) or from the constants loaded "
+                   "into r2/r3 before the BL (-O0); region 2 is an arena tensor unless fast memory replaces it")
+        return "\n".join(out)
+
+
+def run_tflm_demo(cache: str | Path | None = None) -> TflmDemoReport:
+    rows = []
+    for im in fixtures_tflm.build(cache=cache):
+        t = im.target
+        rows.append(TflmRow(im.variant, check(im.elf, accelerator=t.accelerator,
+                                              system_config=t.system_config,
+                                              memory_mode=t.memory_mode, map_path=im.map)))
+    return TflmDemoReport(tuple(rows))

@@ -1,0 +1,118 @@
+"""Build the TensorFlow Lite Micro-shaped fixture firmware (fixtures/firmware/tflm/).
+
+Each variant embeds Vela's default .tflite of the fixture network as a 16-byte-aligned C array
+(generated into the cache from the model generator's output), has a tensor arena, and passes
+fast memory (or none) to `ethosu_init`. Same cache, same incremental steps as weaklink.fixtures.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from weaklink import fixtures, toolchain
+from weaklink.fixtures import FIRMWARE, TARGETS, _step, cache_dir
+
+TFLM = FIRMWARE / "tflm"
+ARENA_BYTES = 0x20000
+
+
+@dataclass(frozen=True)
+class TflmVariant:
+    name: str
+    target: str                          # fixtures.TARGETS key
+    fast_memory: int | None = None       # bytes passed to ethosu_init (None: NULL/0)
+    fast_in_sram: bool = True            # section .bss.ethosu_scratch, else plain .bss
+    opt: str = "-O2"
+    model_array: str = "g_model"
+    model_section: str = "network_model_sec"
+    arena_name: str = "tensor_arena"
+    arena_section: bool = True           # in .bss.tensor_arena
+    fast_name: str = "ethosu_fast_memory"
+    network: str = fixtures.FIXTURE_NETWORK   # the fixture network whose .tflite is embedded
+    script: str | None = None            # a linker script path instead of the board's
+    expected: str = ""                   # the verdict the tests assert
+    extra: tuple[str, ...] = field(default=())
+
+    def defines(self) -> list[str]:
+        flags = [f"-DMODEL_ARRAY={self.model_array}", f"-DARENA_NAME={self.arena_name}",
+                 f"-DARENA_BYTES={ARENA_BYTES:#x}", f"-DFAST_MEMORY_NAME={self.fast_name}"]
+        if not self.arena_section:
+            flags.append("-DARENA_NO_SECTION")
+        if self.fast_memory is not None:
+            flags.append(f"-DFAST_MEMORY_BYTES={self.fast_memory:#x}")
+            if self.fast_in_sram:
+                flags.append("-DFAST_MEMORY_IN_SRAM")
+        return flags
+
+
+VARIANTS = (
+    TflmVariant("fast-sram-u85", "u85", 0x60000, expected="ok"),
+    TflmVariant("fast-sram-O0-u85", "u85", 0x60000, opt="-O0", expected="ok"),
+    TflmVariant("no-fast-u85", "u85", expected="hang"),
+    TflmVariant("fast-too-small-u85", "u85", 0x4000, expected="error"),
+    TflmVariant("fast-wrong-memory-u85", "u85", 0x60000, fast_in_sram=False, expected="hang"),
+    TflmVariant("shared-sram-u55", "u55", expected="ok"),
+    # three ethos-u operators (two CPU ops in between): each one's table is checked
+    TflmVariant("split-fast-sram-u85", "u85", 0x60000, network="split", expected="ok"),
+)
+
+
+@dataclass(frozen=True)
+class TflmImage:
+    variant: TflmVariant
+    elf: Path
+    map: Path
+    tflite: Path                         # the Vela .tflite embedded as the model array
+
+    @property
+    def target(self):
+        return TARGETS[self.variant.target]
+
+
+def model_source(tflite: Path, array: str, section: str, out: Path) -> Path:
+    """The .tflite as a C array, 16-byte aligned so the weights can be used in place."""
+    data = tflite.read_bytes()
+    rows = ",\n".join("  " + ", ".join(f"0x{b:02x}" for b in data[i:i + 16])
+                      for i in range(0, len(data), 16))
+    text = (f"/* Generated from {tflite.name} by weaklink.fixtures_tflm. */\n"
+            f"const unsigned char {array}[] __attribute__((aligned(16), section(\"{section}\"))) = {{\n"
+            f"{rows}\n}};\nconst unsigned int {array}_len = {len(data)};\n")
+    if not out.exists() or out.read_text() != text:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(text)
+    return out
+
+
+def _compile(source: Path, out: Path, flags: list[str], opt: str, root: Path) -> Path:
+    argv = [*toolchain.CPU_FLAGS, opt, "-g", "-ffunction-sections", "-fdata-sections",
+            "-ffreestanding", "-Wall", "-Werror", f"-I{FIRMWARE / 'include'}", f"-I{TFLM}",
+            *flags, "-c", source, "-o", out.relative_to(root)]
+    _step("gcc", argv, out, [source, *TFLM.glob("*.h"), *(FIRMWARE / "include").glob("*.h")], root)
+    return out
+
+
+def build_variant(v: TflmVariant, cache: str | Path | None = None) -> TflmImage:
+    """Compile and link one variant; a failed step raises InputError with the tool's message."""
+    root = cache_dir(cache)
+    t = TARGETS[v.target]
+    tflite = fixtures.vela_tflite(v.target, v.network, cache=cache)
+    out = root / "tflm" / v.name
+    src = model_source(tflite, v.model_array, v.model_section, out / "model_data.c")
+    objs = [_compile(src, out / "model_data.o", [], "-O2", root),
+            _compile(TFLM / "app.c", out / "app.o", [*v.defines(), *v.extra], v.opt, root),
+            _compile(TFLM / "ethosu_kernel.c", out / "ethosu_kernel.o", [], v.opt, root),
+            _compile(FIRMWARE / "driver/ethosu_driver.c", out / "ethosu_driver.o", [], v.opt, root),
+            _compile(FIRMWARE / "startup/startup.c", out / "startup.o", [], "-O2", root)]
+    script = Path(v.script) if v.script else fixtures._script(t, root)
+    elf, map_ = out / f"{v.name}.elf", out / f"{v.name}.map"
+    args = ["-T", script, "-Map", map_.relative_to(root), "-o", elf.relative_to(root),
+            *(o.relative_to(root) for o in objs), toolchain.libgcc_path()]
+    _step("ld", args, elf, [script, *objs], root)
+    return TflmImage(v, elf, map_, tflite)
+
+
+def build(variants=VARIANTS, cache: str | Path | None = None) -> list[TflmImage]:
+    return [build_variant(v, cache) for v in variants]
+
+
+__all__ = ["TflmVariant", "TflmImage", "VARIANTS", "build", "build_variant", "model_source"]
