@@ -128,7 +128,7 @@ def _thin_aliases(lld: LinkResult) -> dict[str, str]:
     for name in lld.loaded:
         if name.endswith(")") and "(" in name:
             archive, member = name[:-1].split("(", 1)
-            out[os.path.join(os.path.dirname(archive), member)] = name
+            out[os.path.normpath(os.path.join(os.path.dirname(archive), member))] = name
     return out
 
 
@@ -136,7 +136,7 @@ def compare(gnu: LinkResult, lld: LinkResult, args: Sequence[str]) -> Comparison
     order = _Order(args)
     diffs: list[Difference] = []
     alias = _thin_aliases(lld)
-    same = lambda name: alias.get(name, name) if name else name  # noqa: E731
+    same = lambda name: alias.get(os.path.normpath(name), name) if name else name  # noqa: E731
     lld_members = {x.member: x for x in lld.extracted}
     gnu_members = {same(x.member): x for x in gnu.extracted if x.symbol != "--whole-archive"}
     extra_lld = [x for m, x in lld_members.items() if m not in gnu_members]

@@ -180,13 +180,19 @@ def alternative_spelling(s, sym: R.Sym):
     the symbol table that is defined or common (a lazy name does not count, measured)."""
     table = s.table.syms
     local = _file_locals(s, sym.file)
+    # -y names nothing else mentions stay placeholders in lld's table: not "undefined", so
+    # they are suggested (measured), with no file; unextracted lazy names are undefined by then
+    traced = {n for n in s.opts.ld.trace
+              if (n not in table or table[n].kind == R.NEW) and n not in s.table.pending}
 
     def found(cand: str):
         if cand in local:
             return ("", cand, ""), local[cand]
         hit = table.get(cand)
         if hit is not None and hit.kind in (R.DEFINED, R.COMMON):
-            return ("", cand, ""), hit.file
+            return ("", cand, ""), -1 if hit.script else hit.file
+        if cand in traced:
+            return ("", cand, ""), -1
         return None
 
     name = sym.name

@@ -340,12 +340,12 @@ class LldLinker:
             elif item.kind == "script":
                 for name in self._script(item.arg).assigned:
                     table.assign(table.get(name), 0, evaluated=False)
-        for sc in scripts:
+        traced = set(self.s.opts.ld.trace)       # -y puts a placeholder in lld's table
+        for sc in scripts:                       # a lazy name counts as not defined
             for name in sc.provide:
-                sym = table.syms.get(name)
-                if sym is not None and sym.kind in (R.UNDEF, R.LAZY) and (
-                        sym.referenced or sym.kind == R.UNDEF):
-                    table.assign(sym, 0, evaluated=False)
+                if name in table.pending or name in traced or (
+                        name in table.syms and table.syms[name].kind in (R.NEW, R.UNDEF, R.LAZY)):
+                    table.assign(table.get(name), 0, evaluated=False)
 
 
 def _flatten(items):
