@@ -1,6 +1,8 @@
 """Differential test: random scenarios linked by the real ld.lld-16 and by the lld model.
 
-310 fixed seeds plus 40 new in every run (printed on failure). Agreement must be 100%: exit
+310 fixed seeds plus 40 new in every run (printed on failure), and 100 scenarios of the GNU
+differential generator (linkgen.py: -T scripts with ENTRY/PROVIDE/assignments, -y, thin
+archives), whose definitions are not all distinct. Agreement must be 100%: exit
 status, errors (kind, symbol, and the whole message in lld's wording), the --why-extract list
 in order, --warn-backrefs warnings, and the defining file of every global symbol read back
 from the linked image (lldgen.py gives every definition distinct contents).
@@ -11,6 +13,7 @@ import os
 import random
 
 import pytest
+import linkgen
 from lldgen import compare, generate
 from linkgen import build_all
 from snippets import needs_toolchain
@@ -55,3 +58,19 @@ def test_lld_generator_covers_the_features(scenarios):
     assert sum("muldefs" in a or "multiple-definition" in a for a in joined) >= 10
     comdat = sum("comdat" in src for _, g in scenarios for src in g.sources.values())
     assert comdat >= 50
+
+
+@pytest.fixture(scope="module")
+def gnu_scenarios(tmp_path_factory):
+    root = tmp_path_factory.mktemp("lld-gnu")
+    gens = [(seed, linkgen.generate(seed, root / f"s{seed}")) for seed in range(100)]
+    build_all([g for _, g in gens])
+    return gens
+
+
+@needs_toolchain
+@needs_lld
+def test_lld_model_agrees_on_the_gnu_generators_scenarios(gnu_scenarios):
+    failures = [f"seed {seed}: ld.lld {' '.join(g.args)}\n  " + "\n  ".join(d)
+                for seed, g in gnu_scenarios if (d := compare(g.root, g.args))]
+    assert not failures, "\n".join(failures[:5])

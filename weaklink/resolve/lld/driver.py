@@ -72,7 +72,7 @@ class LldState:
     table: R.SymbolTable
     files: list = field(default_factory=list)          # LoadedFile, in parse order
     lazies: list = field(default_factory=list)         # LazyFile
-    extracted: list = field(default_factory=list)      # (reference text | None, lazy id, symbol)
+    extracted: list = field(default_factory=list)      # (reference, member name, symbol)
     kept_groups: dict = field(default_factory=dict)    # COMDAT signature -> file id
     dead: dict = field(default_factory=dict)           # file id -> discarded section indices
     duplicates: list = field(default_factory=list)     # (name, winner fid, fid, shndx, value)
@@ -128,7 +128,7 @@ class LldLinker:
         for name, why in [*((n, "--undefined") for n in self.s.roots), (self.s.entry, "--entry")]:
             sym = table.get(name) if name in table.syms or name in table.pending else None
             if sym is not None and sym.kind == R.LAZY:
-                self._extract(sym, sym.lazy, why, -1)
+                self._extract(sym, sym.lazy, why, -1, True)
 
     # -- inputs -----------------------------------------------------------------------------------
     def _walk(self, items):
@@ -243,15 +243,20 @@ class LldLinker:
             elif lazy(sym, lid):
                 done = True                      # ObjFile::parseLazy stops once extracted
 
-    def _extract(self, sym: R.Sym, lid: int, ref, backref_from: int):
+    def _extract(self, sym: R.Sym, lid: int, ref, backref_from: int, record_owner: bool):
         """Parse a lazy file now; record it for --why-extract after its own extractions.
-        `ref` is the referencing file id, an option name, or None (<internal>)."""
+        `ref` is the referencing file id, an option name, or None (<internal>). lld records
+        the extracted file when a lazy symbol met a reference, but the symbol's owner after
+        the extraction when a reference (or -u, --entry) met a lazy symbol (`record_owner`)."""
         lf = self.s.lazies[lid]
         if lf.extracted:
             return
         lf.extracted = True
         self.load(lf.load(), lf.group, lf.short, lf.path if lf.archive is not None else None)
-        self.s.extracted.append((ref, lid, sym.name))
+        member = lf.name
+        if record_owner and sym.kind in (R.DEFINED, R.COMMON) and sym.file >= 0:
+            member = self.s.files[sym.file].name
+        self.s.extracted.append((ref, member, sym.name))
         if backref_from >= 0 and self.s.opts.warn_backrefs and not sym.weak \
                 and lf.group < self.s.files[backref_from].group:
             self.s.backrefs.setdefault(sym.name, (backref_from, lid))
@@ -343,8 +348,9 @@ class LldLinker:
         traced = set(self.s.opts.ld.trace)       # -y puts a placeholder in lld's table
         for sc in scripts:                       # a lazy name counts as not defined
             for name in sc.provide:
-                if name in table.pending or name in traced or (
-                        name in table.syms and table.syms[name].kind in (R.NEW, R.UNDEF, R.LAZY)):
+                sym = table.syms.get(name)
+                if name in table.pending or (sym is None and name in traced) or (
+                        sym is not None and sym.kind in (R.NEW, R.UNDEF, R.LAZY)):
                     table.assign(table.get(name), 0, evaluated=False)
 
 

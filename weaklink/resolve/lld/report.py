@@ -48,9 +48,9 @@ def symbols(s: LldState) -> dict[str, SymbolInfo]:
 
 def extractions(s: LldState) -> tuple[Extraction, ...]:
     out = []
-    for ref, lid, name in s.extracted:
+    for ref, member, name in s.extracted:
         text = s.files[ref].name if isinstance(ref, int) else ref
-        out.append(Extraction(s.lazies[lid].name, text, name))
+        out.append(Extraction(member, text, name))
     return tuple(out)
 
 

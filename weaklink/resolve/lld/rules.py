@@ -21,7 +21,10 @@ test in tests/link/test_lld_rules.py.
   (3) a strong reference meeting a lazy symbol extracts its member at once (recursively: the
       member's own references extract before the reference that pulled it is recorded, so
       --why-extract lists a chain innermost first). The archive's place on the command line
-      does not matter: lazy symbols are remembered wherever the archive sits.
+      does not matter: lazy symbols are remembered wherever the archive sits. When the
+      reference comes after the lazy symbol, --why-extract names the file that defines the
+      symbol once the extraction is over, which is another member when the extracted one
+      pulled in a stronger definition (measured).
   (4) a weak reference never extracts; the lazy symbol stays, with weak binding, and a later
       strong reference still extracts it (Symbols.h, comment on LazySymbol).
   (5) the first lazy definition of a name wins, also when it is weak and a later archive has
@@ -74,7 +77,8 @@ class SymbolTable:
         # apart so that the many archive names nobody references cost a dict entry, not a
         # Sym; get() turns one into a LAZY Sym on its first real use.
         self.pending: dict[str, int] = {}
-        self.extract = extract  # callable(sym, lazy_id, ref_file_or_None, backref_from)
+        # extract(sym, lazy id, reference, backref_from, record_owner): see driver._extract
+        self.extract = extract
 
     def get(self, name: str) -> Sym:
         sym = self.syms.get(name)
@@ -94,7 +98,7 @@ class SymbolTable:
             if weak:                                     # (4)
                 sym.weak = True
             else:                                        # (3): the reference is this file
-                self.extract(sym, sym.lazy, file, file)
+                self.extract(sym, sym.lazy, file, file, True)
         elif kind == UNDEF:                              # (2)
             if not weak or not sym.referenced:
                 sym.weak = weak
@@ -109,7 +113,7 @@ class SymbolTable:
             if sym.weak:                                 # (4)
                 sym.kind, sym.lazy = LAZY, lazy_id
             else:                                        # (3): the reference is the Undefined's file
-                self.extract(sym, lazy_id, sym.file if sym.file >= 0 else None, -1)
+                self.extract(sym, lazy_id, sym.file if sym.file >= 0 else None, -1, False)
                 return True
         elif kind == DEFINED:                            # (6) also dismisses a backward reference
             self.on_defined_lazy(sym)
