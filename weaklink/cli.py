@@ -17,6 +17,7 @@ COMMANDS = (
     "link",
     "analyze",
     "check",
+    "diff",
     "demo",
 )
 

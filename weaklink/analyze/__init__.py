@@ -60,6 +60,16 @@ def analyze(path: str, *, map_path: str | None = None, board: str | None = None,
                           tuple(found), weak_rows, defined_in, demangling, tuple(notes))
 
 
+def query(report: AnalysisReport, name: str, attribution: Attribution | None = None) -> Query:
+    """One more symbol of an analysed image, with the --symbol fields (weaklink diff uses it
+    for the symbols that changed); `attribution` fills in defined_in."""
+    image = report.table.image
+    q = _query(image, report.regions, name, report.table)
+    if q.found and attribution is not None and (hits := image.lookup(q.raw_name)):
+        q = replace(q, defined_in=attribution.defined_in(hits[0]))
+    return q
+
+
 def _read_map(map_path):
     if map_path is None:
         return None

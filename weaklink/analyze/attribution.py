@@ -22,6 +22,7 @@ from weaklink.read.image import Image, Symbol
 
 DW_OP_addr = 0x03
 SHF_COMPRESSED = 0x800
+SEARCHES_BEFORE_INDEX = 8     # a few variables: bytes.find; many: index .debug_info once
 _SCOPES = ("DW_TAG_namespace", "DW_TAG_structure_type", "DW_TAG_class_type")
 _INPUT_SECTION = re.compile(rb"^ \S*\s+0x[0-9a-fA-F]+\s+0x[0-9a-fA-F]+ (\S.*)$", re.M)
 
@@ -42,6 +43,31 @@ class Attribution:
             if unit is not None:
                 out[sym.index] = unit
         return out
+
+    @property
+    def dwarf(self):
+        """pyelftools' DWARFInfo of the image, or None (no or unreadable DWARF)."""
+        return self._dwarf
+
+    def unit_offset(self, sym: Symbol) -> int | None:
+        """The .debug_info offset of the compilation unit that defines `sym`, from DWARF only:
+        .debug_aranges for a function, the DW_OP_addr bytes for a variable."""
+        if self._dwarf is None:
+            return None
+        try:
+            if sym.type == S.STT_FUNC:
+                table = self._aranges
+                if table is None:
+                    return None
+                hit = np.flatnonzero((table[0] <= sym.address) & (sym.address < table[1]))
+                return int(table[2][hit[0]]) if hit.size else None
+            if self._debug_info is None:
+                return None
+            at = self._location_at(sym.address)
+            return None if at < 0 else \
+                self._unit_starts[bisect.bisect_right(self._unit_starts, at) - 1]
+        except Exception:       # corrupt DWARF: best effort, never fatal
+            return None
 
     # -- DWARF --------------------------------------------------------------------------------
     @cached_property
@@ -103,7 +129,7 @@ class Attribution:
         """The CU holding `DW_AT_location: DW_OP_addr <address>`: the exprloc (DWARF 4+) or
         block1 (DWARF 2-3) bytes 05 03 <address, 4 bytes LE> searched in .debug_info, so
         no DIE is parsed but the CU's first."""
-        hit = self._debug_info.find(b"\x05\x03" + address.to_bytes(4, "little"))
+        hit = self._location_at(address)
         if hit < 0:
             return None
         cu = self._unit_starts[bisect.bisect_right(self._unit_starts, hit) - 1]
@@ -111,6 +137,25 @@ class Attribution:
             return _attr_text(self._dwarf.get_CU_at(cu).get_top_DIE(), "DW_AT_name")
         except Exception:
             return None
+
+    def _location_at(self, address: int) -> int:
+        """Offset of the first `05 03 <address>` in .debug_info, -1 for none. The first few
+        are searched for; after that one numpy pass indexes every DW_OP_addr operand."""
+        self._searches = getattr(self, "_searches", 0) + 1
+        if self._searches <= SEARCHES_BEFORE_INDEX:
+            return self._debug_info.find(b"\x05\x03" + address.to_bytes(4, "little"))
+        return self._location_index.get(address, -1)
+
+    @cached_property
+    def _location_index(self) -> dict[int, int]:
+        u8 = np.frombuffer(self._debug_info, np.uint8)
+        at = np.flatnonzero((u8[:-5] == 0x05) & (u8[1:-4] == 0x03)) if len(u8) > 5 else \
+            np.zeros(0, np.int64)
+        words = u8[at[:, None] + 2 + np.arange(4)].astype(np.uint32) \
+            << np.array([0, 8, 16, 24], np.uint32)
+        address = np.bitwise_or.reduce(words, axis=1) if len(at) else np.zeros(0, np.uint32)
+        address, first = np.unique(address, return_index=True)      # the first occurrence
+        return dict(zip(address.tolist(), at[first].tolist()))
 
     @cached_property
     def _aranges(self):

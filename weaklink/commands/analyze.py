@@ -32,6 +32,8 @@ def add_parser(subparsers) -> None:
     p.add_argument("--link-dir", metavar="DIR", help="directory the link ran in (inputs' base)")
     p.add_argument("--link-inputs", nargs=argparse.REMAINDER, metavar="ARGS",
                    help="the ld inputs and options (objects, archives, -T ...); must be last")
+    from weaklink.report.output import add_options
+    add_options(p)
     p.set_defaults(run=run, accepts_extra=False)
 
 
@@ -48,6 +50,9 @@ def _expect_region(items: list[str]) -> dict[str, str]:
 def run(args) -> int:
     from weaklink.analyze import analyze
 
+    if args.sarif or args.github:
+        from weaklink.report.output import check_outputs
+        check_outputs(args)
     report = analyze(args.firmware, map_path=args.map, board=args.board, symbols=args.symbol,
                      expect_override=args.expect_override,
                      expect_region=_expect_region(args.expect_region),
@@ -62,4 +67,8 @@ def run(args) -> int:
         from weaklink.analyze.render import render
         out.write(render(report).encode())
     out.flush()
+    if args.sarif or args.github:
+        from weaklink.report.output import emit
+        from weaklink.report.results import from_analysis
+        emit(args, "", lambda: from_analysis(report))
     return EXIT_EXPECTATION if report.exit_code else EXIT_OK

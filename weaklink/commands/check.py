@@ -24,12 +24,17 @@ def add_parser(sub) -> None:
     p.add_argument("--vela-ini", help="a vela.ini with the system config and memory mode (default: Vela's Arm/vela.ini)")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.add_argument("--plot", metavar="FILE.png", help="draw the memory map with the regions placed, and the NPU timeline")
+    from weaklink.report.output import add_options
+    add_options(p)
     p.set_defaults(run=run, accepts_extra=False)
 
 
 def run(args) -> int:
     from weaklink.check import check
+    from weaklink.report.output import check_outputs, emit
+    from weaklink.report.results import from_check
 
+    check_outputs(args)
     report = check(args.firmware, accelerator=args.accelerator, system_config=args.system_config,
                    memory_mode=args.memory_mode, soc=args.soc, map_path=args.map,
                    model_path=args.model, binding=args.binding, vela_ini=args.vela_ini)
@@ -37,5 +42,6 @@ def run(args) -> int:
         from weaklink.check.plot import plot
 
         plot(report, args.plot)
-    print(json.dumps(report.to_json(), indent=2) if args.json else report.to_table())
+    text = json.dumps(report.to_json(), indent=2) if args.json else report.to_table()
+    emit(args, text + "\n", lambda: from_check(report))
     return report.exit_code

@@ -13,6 +13,8 @@ def add_parser(sub) -> None:
                        description=__doc__.splitlines()[0])
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.add_argument("--plot", metavar="DIR", help="write one check picture per linked image into DIR")
+    p.add_argument("--diff", action="store_true",
+                   help="the story as three firmware diffs (weaklink diff --check) instead")
     p.add_argument("--cache", help="build directory (default $WEAKLINK_CACHE or <repo>/.cache)")
     p.add_argument("--story", choices=("executorch", "tflm"), default="executorch",
                    help="executorch (default): the fast-scratch weak default; tflm: TensorFlow "
@@ -24,7 +26,11 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
-    if getattr(args, "story", "executorch") == "tflm":
+    if getattr(args, "diff", False):
+        from weaklink.demo.diffs import run_diffs
+
+        report = run_diffs(cache=args.cache)
+    elif getattr(args, "story", "executorch") == "tflm":
         from weaklink.demo.tflm import run_tflm_demo
 
         report = run_tflm_demo(cache=args.cache)

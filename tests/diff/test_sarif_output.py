@@ -1,0 +1,123 @@
+"""SARIF 2.1.0 from analyze, check and diff, validated against the official OASIS schema
+(tests/data/sarif-schema-2.1.0.json, errata 01, a draft-04 JSON schema)."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from weaklink.cli import main
+from weaklink.report import rules
+
+SCHEMA = Path(__file__).resolve().parents[1] / "data" / "sarif-schema-2.1.0.json"
+U85 = ["--accelerator", "ethos-u85-256", "--system-config", "Ethos_U85_SYS_DRAM_Mid",
+       "--memory-mode", "Dedicated_Sram_384KB"]
+
+
+@pytest.fixture(scope="module")
+def validator():
+    schema = json.loads(SCHEMA.read_text())
+    assert schema["$schema"] == "http://json-schema.org/draft-04/schema#"
+    assert schema["properties"]["version"]["enum"] == ["2.1.0"]
+    jsonschema.Draft4Validator.check_schema(schema)
+    return jsonschema.Draft4Validator(schema)
+
+
+def _run(validator, argv, tmp_path, capsys) -> tuple[int, dict]:
+    path = tmp_path / "out.sarif"
+    code = main([*argv, "--sarif", str(path)])
+    capsys.readouterr()
+    log = json.loads(path.read_text())
+    errors = sorted(validator.iter_errors(log), key=str)
+    assert not errors, errors[0]
+    return code, log
+
+
+def _source_line(result) -> tuple[str, int] | None:
+    phys = result["locations"][0]["physicalLocation"]
+    if "region" not in phys:
+        return None
+    return phys["artifactLocation"]["uri"], phys["region"]["startLine"]
+
+
+def _line_text(uri: str, line: int) -> str:
+    root = Path(__file__).resolve().parents[2]
+    return (root / uri).read_text().splitlines()[line - 1]
+
+
+def test_the_schema_rejects_a_broken_log(validator):
+    assert list(validator.iter_errors({"version": "2.1.0", "runs": [{"results": []}]}))
+
+
+def test_analyze_sarif(validator, firmware, tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(Path(__file__).resolve().parents[2])      # %SRCROOT% = the repository
+    o = firmware["weak-near-miss-u85"]
+    code, log = _run(validator, ["analyze", str(o.elf), "--map", str(o.map)], tmp_path, capsys)
+    assert code == 0
+    run = log["runs"][0]
+    ids = [r["id"] for r in run["tool"]["driver"]["rules"]]
+    assert ids == list(rules.ANALYZE_RULES)
+    assert all(r["help"]["text"] and r["shortDescription"]["text"]
+               for r in run["tool"]["driver"]["rules"])
+    near = [r for r in run["results"] if r["ruleId"] == "near-miss-override"]
+    assert {r["level"] for r in near} == {"warning"}
+    uri, line = _source_line(near[0])
+    # at the weak default's definition in the backend (DWARF decl_file/decl_line)
+    assert uri == "fixtures/firmware/backend/EthosUBackend.cpp"
+    text = _line_text(uri, line)
+    assert "weak" in text and near[0]["locations"][0]["logicalLocations"][0]["name"] in text
+    assert all(ids[r["ruleIndex"]] == r["ruleId"] for r in run["results"])
+
+
+def test_check_sarif(validator, firmware, tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(Path(__file__).resolve().parents[2])
+    o = firmware["weak-custom-u85"]
+    code, log = _run(validator, ["check", str(o.elf), *U85, "--map", str(o.map)], tmp_path,
+                     capsys)
+    assert code == 1
+    results = {r["ruleId"]: r for r in log["runs"][0]["results"]}
+    assert set(results) == {"fast-scratch-null", "npu-verdict"}
+    assert results["npu-verdict"]["level"] == "error"
+    uri, line = _source_line(results["fast-scratch-null"])
+    assert "ethosu_fast_scratch =" in _line_text(uri, line)
+
+
+def test_diff_sarif(validator, firmware, tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(Path(__file__).resolve().parents[2])
+    a, b = firmware["weak-example-u85"], firmware["weak-custom-u85"]
+    code, log = _run(validator, ["diff", str(a.elf), str(b.elf), "--map-old", str(a.map),
+                                 "--map-new", str(b.map), "--check", *U85,
+                                 "--fail-on", "binding-changed,verdict"], tmp_path, capsys)
+    assert code == 1
+    run = log["runs"][0]
+    assert [r["id"] for r in run["tool"]["driver"]["rules"]] == list(rules.DIFF_RULES)
+    by = {(r["ruleId"], r["locations"][0].get("logicalLocations", [{}])[0].get("name")): r
+          for r in run["results"]}
+    binding = by[("binding-changed", "ethosu_fast_scratch")]
+    assert binding["level"] == "error"                   # a gate failure
+    uri, line = _source_line(binding)                    # NEW's definition: the weak default
+    assert uri.endswith("EthosUBackend.cpp") and "weak" in _line_text(uri, line)
+    removed = by[("removed", "dedicated_sram")]          # located in OLD: the runner
+    uri, line = _source_line(removed)
+    assert uri.endswith("runners/example.cpp") and "dedicated_sram" in _line_text(uri, line)
+    assert by[("verdict-changed", "ethosu_fast_scratch")]["level"] == "error"
+
+
+def test_results_outside_the_tree_use_file_uris(validator, builds, tmp_path, capsys):
+    code, log = _run(validator, ["diff", str(builds["grown"].elf), str(builds["moved"].elf)],
+                     tmp_path, capsys)
+    assert code == 0
+    uris = [r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+            for r in log["runs"][0]["results"]]
+    assert uris and all(u.startswith("file:///") for u in uris)
+
+
+def test_every_finding_rule_has_a_catalogue_entry():
+    """Rule ids declared by analyze and check (module constants) all have a help text."""
+    import weaklink.analyze.findings as af
+    import weaklink.check.static as cs
+    declared = {v for m in (af, cs) for k, v in vars(m).items()
+                if k.isupper() and isinstance(v, str) and v.islower() and "-" in v}
+    assert declared and declared <= set(rules.CHECK_RULES)

@@ -1,0 +1,192 @@
+"""The diff report: one object, rendered as JSON (issue 11 contract, schema_version 1) and as
+a table. Compute once, format many.
+
+JSON: `changes` holds `{symbol, kind, before, after}` per changed symbol, `before`/`after` the
+analyze fields (binding, defined_in, section, region, address, size, value, points_to; null for
+an added or removed side); `new_findings` / `fixed_findings`; with --check `bases_changed`,
+`verdict_before`, `verdict_after`; `gates`. Additions: `kinds` (every kind that applies, `kind`
+is the first in KINDS order), `demangled`, `moved`, `queried`, `fast_scratch_before/after`.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field, replace
+
+from weaklink.analyze.findings import SEVERITIES, Finding, demangle
+from weaklink.analyze.report import Query
+
+SCHEMA_VERSION = 1
+# The order a symbol's kinds are listed in, most telling first. `section-changed` (the section
+# changed, the region did not) and `address-changed` (--symbol only) are additions.
+KINDS = ("added", "removed", "binding-changed", "definer-changed", "region-changed",
+         "section-changed", "points-to-changed", "value-changed", "size-changed",
+         "address-changed")
+GATES = ("new-findings", "binding-changed", "region-changed", "verdict")
+GATING_SEVERITIES = ("error", "warning")     # new infos are listed, they do not fail a gate
+
+
+@dataclass(frozen=True)
+class Change:
+    symbol: str
+    kind: str
+    kinds: tuple[str, ...]
+    before: Query | None
+    after: Query | None
+
+    def to_json(self) -> dict:
+        side = self.after or self.before
+        return {"symbol": self.symbol, "kind": self.kind, "before": _fields(self.before),
+                "after": _fields(self.after), "kinds": list(self.kinds),
+                "demangled": side.demangled if side else None}
+
+
+def _fields(q: Query | None) -> dict | None:
+    if q is None or not q.found:
+        return None
+    return {"binding": q.binding, "defined_in": q.defined_in, "section": q.section,
+            "region": q.region, "address": q.address, "size": q.size, "value": q.value,
+            "points_to": q.points_to.to_json() if q.points_to else None, "type": q.type}
+
+
+@dataclass(frozen=True)
+class Moved:
+    count: int               # matched symbols whose address changed
+    shift: int | None        # the most common address shift among them
+
+    def to_json(self) -> dict:
+        return {"count": self.count, "most_common_shift": self.shift}
+
+
+@dataclass(frozen=True)
+class BaseChange:
+    """One NPU region whose base-address table entry differs (weaklink.bind BoundBase)."""
+
+    region: int
+    name: str
+    before: object | None
+    after: object | None
+    fast_before: object | None = None
+    fast_after: object | None = None
+
+    @staticmethod
+    def facts(b) -> tuple:
+        sym = b.symbol
+        return (b.address, b.size, sym.name if sym else None, sym.binding if sym else None)
+
+    def side(self, b, fast) -> dict | None:
+        if b is None:
+            return None
+        sym = b.symbol
+        return {"address": b.address, "size": b.size, "symbol": sym.name if sym else None,
+                "binding": sym.binding if sym else None,
+                "defined_in": sym.defined_in if sym else None,
+                "memory": fast.region if fast else None, "note": b.note}
+
+    def to_json(self) -> dict:
+        return {"region": self.region, "name": self.name,
+                "before": self.side(self.before, self.fast_before),
+                "after": self.side(self.after, self.fast_after)}
+
+    def describe(self, b, fast) -> str:
+        if b is None:
+            return "-"
+        if b.address == 0 and b.size == 0:
+            return "0/0"
+        where = f" in {fast.region}" if fast is not None and fast.region else ""
+        who = f" ({b.symbol.binding} {demangle(b.symbol.name)})" if b.symbol else ""
+        return f"{b.address:#x}/{_size(b.size)}{where}{who}"
+
+
+def _size(n: int) -> str:
+    return f"{n // 1024} KB" if n and n % 1024 == 0 else f"{n} B"
+
+
+@dataclass(frozen=True)
+class DiffReport:
+    old: str
+    new: str
+    changes: tuple[Change, ...]
+    moved: Moved
+    new_findings: tuple[Finding, ...]
+    fixed_findings: tuple[Finding, ...]
+    queried: dict[str, tuple[Query, Query]] = field(default_factory=dict)
+    notes: tuple[str, ...] = ()               # comparisons that were bounded, and how
+    checked: bool = False
+    check_before: object | None = None        # weaklink.check CheckReport
+    check_after: object | None = None
+    bases_changed: tuple[BaseChange, ...] = ()
+    fail_on: tuple[str, ...] = ()
+    failed: tuple[str, ...] = ()
+
+    def with_check(self, before, after, bases, new_found, fixed) -> "DiffReport":
+        return replace(self, checked=True, check_before=before, check_after=after,
+                       bases_changed=bases, new_findings=new_found, fixed_findings=fixed)
+
+    def gated(self, fail_on, failed) -> "DiffReport":
+        return replace(self, fail_on=tuple(fail_on), failed=tuple(failed))
+
+    @property
+    def verdict_before(self) -> str | None:
+        return self.check_before.verdict if self.check_before else None
+
+    @property
+    def verdict_after(self) -> str | None:
+        return self.check_after.verdict if self.check_after else None
+
+    @property
+    def verdict_worse(self) -> bool:
+        """The NPU verdict changed and NEW's is not ok (ok → hang, hang → error, ...)."""
+        return (self.checked and self.verdict_before != self.verdict_after
+                and self.verdict_after != "ok")
+
+    @property
+    def exit_code(self) -> int:
+        return 1 if self.failed else 0
+
+    def counts(self) -> dict[str, int]:
+        out = dict.fromkeys(KINDS, 0)
+        for c in self.changes:
+            for k in c.kinds:
+                out[k] += 1
+        return out
+
+    def to_json(self) -> dict:
+        fast = lambda r: r.fast_scratch.to_json() if r and r.fast_scratch else None  # noqa: E731
+        return {
+            "schema_version": SCHEMA_VERSION,
+            "old": self.old, "new": self.new,
+            "changes": [c.to_json() for c in self.changes],
+            "new_findings": [f.to_json() for f in self.new_findings],
+            "fixed_findings": [f.to_json() for f in self.fixed_findings],
+            "bases_changed": [b.to_json() for b in self.bases_changed] if self.checked else None,
+            "verdict_before": self.verdict_before,
+            "verdict_after": self.verdict_after,
+            "gates": {"fail_on": list(self.fail_on), "failed": list(self.failed)},
+            # additions to the contract:
+            "counts": self.counts(),
+            "moved": self.moved.to_json(),
+            "queried": {n: {"before": _fields(x), "after": _fields(y)}
+                        for n, (x, y) in self.queried.items()},
+            "fast_scratch_before": fast(self.check_before),
+            "fast_scratch_after": fast(self.check_after),
+            "notes": list(self.notes),
+        }
+
+    def dumps(self) -> str:
+        return json.dumps(self.to_json(), indent=2)
+
+
+def failed_gates(report: DiffReport, fail_on) -> list[str]:
+    kinds = {k for c in report.changes for k in c.kinds}
+    hit = {
+        "new-findings": any(f.severity in GATING_SEVERITIES for f in report.new_findings),
+        "binding-changed": "binding-changed" in kinds,
+        "region-changed": "region-changed" in kinds,
+        "verdict": report.verdict_worse,
+    }
+    return [g for g in fail_on if hit[g]]
+
+
+def gating_findings(findings) -> list[Finding]:
+    return sorted((f for f in findings if f.severity in GATING_SEVERITIES),
+                  key=lambda f: SEVERITIES.index(f.severity))

@@ -1,0 +1,70 @@
+"""--sarif FILE and --github for analyze, check and diff: one place that locates the results,
+writes the SARIF file (whole, after the report succeeded) and prints the annotations."""
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+from weaklink.errors import UsageError
+
+MAX_LOCATED = 200       # notes get a source line only in small reports (one DWARF walk each)
+
+
+def add_options(parser) -> None:
+    parser.add_argument("--sarif", metavar="FILE", help="also write the findings as SARIF 2.1.0")
+    parser.add_argument("--github", action="store_true",
+                        help="print GitHub Actions annotations (::warning/::error) for them")
+
+
+def check_outputs(args) -> None:
+    if getattr(args, "github", False) and getattr(args, "json", False):
+        raise UsageError("--github prints workflow commands to standard output: use it without "
+                         "--json (write --sarif FILE for machine-readable results)")
+
+
+def emit(args, text: str, results_of, rules: dict | None = None) -> None:
+    """Write the report text to stdout, then the SARIF file and the annotations, if asked."""
+    out = sys.stdout
+    out.write(text)
+    if not (args.sarif or args.github):
+        out.flush()
+        return
+    results = results_of()
+    from weaklink.report.sourceloc import locate
+    locations = {}
+    by_image: dict[str, list[str]] = {}
+    for r in results:
+        if r.symbol and (r.level != "note" or len(results) <= MAX_LOCATED):
+            by_image.setdefault(r.image, []).append(r.symbol)
+    for image, names in by_image.items():
+        for name, where in locate(image, names).items():
+            locations[(image, name)] = where
+    if args.sarif:
+        _write_sarif(args.sarif, results, locations, rules or _rules(args))
+    if args.github:
+        from weaklink.report.github import annotations
+        for line in annotations(results, locations):
+            out.write(line + "\n")
+    out.flush()
+
+
+def _rules(args) -> dict:
+    from weaklink.report import rules
+    return {"analyze": rules.ANALYZE_RULES, "check": rules.CHECK_RULES,
+            "diff": rules.DIFF_RULES}[args.command]
+
+
+def _write_sarif(path: str, results, locations, rules) -> None:
+    from weaklink import __version__
+    from weaklink.report.sarif import sarif_log
+    log = sarif_log(results, rules, locations, __version__)
+    target = Path(path)
+    tmp = target.with_name(target.name + ".tmp")
+    try:
+        tmp.write_text(json.dumps(log, indent=1) + "\n")
+        os.replace(tmp, target)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise UsageError(f"--sarif {path}: cannot write: {exc.strerror}") from None
