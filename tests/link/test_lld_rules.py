@@ -147,3 +147,19 @@ def test_cli_compare_lists_the_archive_order_difference(sc, capsys, monkeypatch)
     assert reason.startswith("GNU ld: lib0.a precedes main.o and is never searched again; "
                              "lld: lazy symbols are remembered")
     assert main(["link", "--compare", "gnu,lld", "main.o", "lib0.a"]) == 0
+
+
+def test_source_lines_from_stt_file_and_dwarf(sc):
+    src = "extern int missing_var; extern void missing_fn(void); int glob = 3;\n" \
+          "void _start(void) { missing_fn(); glob = missing_var; }"
+    sc.c("m.o", src)
+    sc.c("mg.o", src, "-g")
+    sc.c("d.o", "int glob = 4;", "-g")
+    res = both(sc, ["m.o"])                       # no -g: gcc's STT_FILE name
+    assert res.errors[0].message == ("undefined symbol: missing_fn\n>>> referenced by m.o.c"
+                                     "\n>>>               m.o:(_start)")
+    res = both(sc, ["mg.o"])                      # -g: the DWARF line of the call
+    assert res.errors[0].message.splitlines()[1] == ">>> referenced by mg.o.c:2"
+    res = both(sc, ["mg.o", "d.o"])               # a variable: its declaration
+    assert res.errors[0].message.splitlines()[1:4] == [
+        ">>> defined at mg.o.c:1", ">>>            mg.o:(glob)", ">>> defined at d.o.c:1"]

@@ -39,7 +39,7 @@ def _compare_lld(outcome: fixtures.LinkOutcome):
     real = oracle.recorded_run(outcome.returncode, outcome.stderr, outcome.why_extract,
                                outcome.elf)
     state, model = resolve(outcome.ld_args, cwd=str(outcome.cwd))
-    diffs = oracle.differences(model, real, state, demangled=True)
+    diffs = oracle.differences(model, real, state, demangled=True, messages=True, ordered=False)
     return diffs, {(e.kind, e.symbol) for e in real.errors}
 
 

@@ -20,7 +20,8 @@ offset (InputSectionBase::getObjMsg), else "file:(section+0xOFF)" with upper-cas
 Diagnostics and sites come in lld's scan order: files in load order, sections in index order,
 relocations in order. That is ld.lld --threads=1's order; its default parallel scan (and its
 parallel duplicate check) may list files in another order from run to run (measured).
-Objects built with -g also get a "file.c:line" line from DWARF in lld; the model leaves it out.
+A location is preceded by its source line when the object has one (srcloc.py): "m.c:4" from
+DWARF, a variable's declaration, or the object's STT_FILE name ("m.c", also without -g).
 """
 from __future__ import annotations
 
@@ -30,6 +31,7 @@ from weaklink.demangle import demangle
 from weaklink.read import elfstructs as S
 from weaklink.read.objfile import REL, RELA
 from weaklink.resolve.lld import rules as R
+from weaklink.resolve.lld.srcloc import SourceLocator
 
 SHT_ARM_EXIDX = 0x70000001       # lld does not scan .ARM.exidx relocations
 MAX_SITES = 3                    # Relocations.cpp maxUndefReferences
@@ -43,7 +45,7 @@ class Messages:
     def __init__(self, state, demangled: bool = True):
         self.s = state
         self.name = demangle if demangled else (lambda n: n)
-        self._locals: dict[int, list] = {}
+        self._sources: dict[int, SourceLocator] = {}
 
     def _enclosing(self, fid: int, shndx: int, off: int) -> str | None:
         """The first symbol of the file (locals, then globals this file won) defined in
@@ -71,6 +73,15 @@ class Messages:
                 continue
             return self.name(name)
         return None
+
+    def located(self, fid: int, shndx: int, off: int, name: str, indent: str) -> str:
+        """getSrcMsg then getObjMsg: "m.c:4\n>>><indent>m.o:(_start)", or the site alone."""
+        loc = self._sources.get(fid)
+        if loc is None:
+            loc = self._sources[fid] = SourceLocator(self.s.files[fid].obj)
+        src = loc.message(shndx, off, name)
+        site = self.site(fid, shndx, off)
+        return f"{src}\n>>>{indent}{site}" if src else site
 
     def site(self, fid: int, shndx: int, off: int) -> str:
         f = self.s.files[fid]
@@ -145,7 +156,7 @@ def undefined_errors(state, msgs: Messages) -> list[tuple[str, str, str]]:
         else:
             msg = f"undefined symbol: {msgs.name(name)}"
         for fid, target, off in sites[:MAX_SITES]:
-            msg += f"\n>>> referenced by {msgs.site(fid, target, off)}"
+            msg += f"\n>>> referenced by {msgs.located(fid, target, off, name, ' ' * 15)}"
         if len(sites) > MAX_SITES:
             msg += f"\n>>> referenced {len(sites) - MAX_SITES} more times"
         if sym.discarded < 0 and first_index[name] < SPELL_CHECKED:
@@ -256,7 +267,8 @@ def duplicate_errors(state, msgs: Messages) -> list[tuple[str, str, str]]:
         if w_abs or e_abs:
             msg = f"{head}\n>>> defined in {s.files[winner].name}\n>>> defined in {s.files[fid].name}"
         else:
-            msg = (f"{head}\n>>> defined at {msgs.site(winner, sym.shndx, sym.value)}"
-                   f"\n>>> defined at {msgs.site(fid, shndx, value)}")
+            msg = (f"{head}\n>>> defined at "
+                   f"{msgs.located(winner, sym.shndx, sym.value, name, ' ' * 12)}"
+                   f"\n>>> defined at {msgs.located(fid, shndx, value, name, ' ' * 12)}")
         out.append((name, s.files[fid].name, msg))
     return out

@@ -232,9 +232,10 @@ def recorded_run(returncode: int, stderr: str, why_extract: str | Path | None,
 
 
 def differences(model: LinkResult, run: LldRun, state=None, *, messages: bool = False,
-                demangled: bool = False) -> list[str]:
-    """Differences between the model and ld.lld; [] when they agree. `demangled`: lld ran
-    without --no-demangle, so its messages name C++ symbols demangled."""
+                demangled: bool = False, ordered: bool = True) -> list[str]:
+    """Differences between the model and ld.lld; [] when they agree. `messages` compares the
+    whole error texts too, in order unless `ordered=False` (lld ran with its default parallel
+    scan). `demangled`: lld ran without --no-demangle (C++ names in messages demangled)."""
     from weaklink.demangle import demangle
     name = demangle if demangled else (lambda n: n)
     diffs = []
@@ -247,6 +248,8 @@ def differences(model: LinkResult, run: LldRun, state=None, *, messages: bool = 
     elif messages:
         a = [e.message for e in model.errors]
         b = [e.message for e in run.errors]
+        if not ordered:
+            a, b = sorted(a), sorted(b)
         if a != b:
             diffs.append(f"messages: model {a}, lld {b}")
     if run.why_extract is not None:
