@@ -8,7 +8,8 @@ from fnmatch import fnmatchcase
 from weaklink.resolve.lld import rules as R
 from weaklink.resolve.lld.diagnostics import Messages, duplicate_errors, undefined_errors
 from weaklink.resolve.lld.driver import LldState
-from weaklink.resolve.result import (ENTRY_NOT_FOUND, MULTIPLE_DEFINITION, UNDEFINED_REFERENCE,
+from weaklink.resolve.result import (ENTRY_NOT_FOUND, MULTIPLE_DEFINITION, NOT_MODELLED,
+                                     UNDEFINED_REFERENCE,
                                      Diagnostic, Extraction, LinkResult, SymbolInfo)
 
 BACKWARD_REFERENCE = "backward-reference"        # --warn-backrefs warnings
@@ -93,6 +94,10 @@ def build(s: LldState) -> LinkResult:
         errors = errors[:limit]
     if not s.stopped:
         warnings += entry_warning(s)
+    if s.opts.ld.gc_sections and any(e.kind == UNDEFINED_REFERENCE for e in errors):
+        warnings.append(Diagnostic(NOT_MODELLED, "", None, "--gc-sections is not modelled: "
+                                   "undefined symbols referenced only from sections lld would "
+                                   "collect are still reported"))
     return LinkResult(ok=not errors, errors=tuple(errors), warnings=tuple(warnings),
                       loaded=tuple(f.name for f in s.files), extracted=extractions(s),
                       symbol_table=lambda: symbols(s), flavor="lld")
