@@ -5,7 +5,7 @@ Every definition holds its own marker (a unit id and a definition number) so the
 of each symbol can be read back from the linked image: data and functions hold the marker
 word, commons have a size unique to their unit, absolute symbols a unique value. Command lines
 mix object/archive orders, --start-lib/--end-lib, groups, --whole-archive, repeated archives,
-an object given twice, -l, -u, --defsym, COMDAT groups, muldefs and --warn-backrefs.
+an object given twice, -l, -u, --defsym, --wrap, COMDAT groups, muldefs and --warn-backrefs.
 """
 from __future__ import annotations
 
@@ -70,6 +70,17 @@ def generate(seed: int, root: Path) -> Generated:
         extra = ([".global _start", "_start:", ".word 0x7777"] if name == "main.o" else [])
         acts = {s: rng.choices(ACTIONS, WEIGHTS)[0] for s in SHARED if rng.random() < 0.45}
         sources[name] = unit_source(uid[name], acts, refs, rng, extra)
+    wrapped = rng.choice(SHARED) if rng.random() < 0.25 else None
+    if wrapped:                                  # --wrap: wrappers and __real_ references
+        for name in rng.sample(units, min(len(units), rng.randint(1, 2))):
+            bind = ".weak" if rng.random() < 0.2 else ".global"
+            sources[name] += (f"\n.text\n{bind} __wrap_{wrapped}\n.type __wrap_{wrapped},%function"
+                              f"\n__wrap_{wrapped}: .word {0x1000 * (uid[name] + 1) + 9:#x}"
+                              f"\n.size __wrap_{wrapped},4")
+            if rng.random() < 0.7:
+                sources[name] += f"\n.word __real_{wrapped}"
+        for name in rng.sample(units, rng.randint(0, 1)):
+            sources[name] += f"\n.text\n.word __real_{wrapped}"
     objs = units[1:1 + n_obj]
     items = [[n] for n in units[:1 + n_obj]] + [[a] for a in members]
     rng.shuffle(items)
@@ -108,6 +119,9 @@ def generate(seed: int, root: Path) -> Generated:
         items.insert(0, rng.choice([["-z", "muldefs"], ["--allow-multiple-definition"]]))
     if rng.random() < 0.3:
         items.insert(0, ["--warn-backrefs"])
+    if wrapped:
+        items.insert(rng.randint(0, len(items)), rng.choice(
+            [[f"--wrap={wrapped}"], ["--wrap", wrapped]]))
     args = [a for it in items for a in it]
     thin = frozenset(a for a in members if rng.random() < 0.15)
     return Generated(root, sources, members, ["-e", "_start", "-L", ".", *args], thin)

@@ -163,3 +163,26 @@ def test_source_lines_from_stt_file_and_dwarf(sc):
     res = both(sc, ["mg.o", "d.o"])               # a variable: its declaration
     assert res.errors[0].message.splitlines()[1:4] == [
         ">>> defined at mg.o.c:1", ">>>            mg.o:(glob)", ">>> defined at d.o.c:1"]
+
+
+def test_wrap_resolves_names_first_then_swaps(sc):
+    sc.asm("main.o", start("foo"))
+    sc.asm("f.o", func("foo"))
+    sc.asm("w.o", func("__wrap_foo") + ref("__real_foo"))
+    sc.archive("libf.a", ["f.o"])
+    sc.archive("libw.a", ["w.o"])
+    # lld: main.o's own reference to foo extracts f.o; __wrap_foo comes as <internal>
+    res = both(sc, ["libw.a", "main.o", "libf.a", "--wrap=foo"])
+    assert extracted(res) == [("main.o", "libf.a(f.o)", "foo"),
+                              (None, "libw.a(w.o)", "__wrap_foo")]   # <internal>
+    res = both(sc, ["main.o", "f.o", "--wrap=foo"])            # no wrapper anywhere
+    assert [e.message.splitlines()[0] for e in res.errors] == ["undefined symbol: __wrap_foo"]
+
+
+def test_wrap_of_a_weak_default_leaves_the_wrapper_out(sc):
+    sc.asm("main.o", start("foo"))
+    sc.asm("f.o", func("foo", weak=True))
+    sc.asm("w.o", func("__wrap_foo"))
+    sc.archive("libw.a", ["w.o"])
+    res = both(sc, ["main.o", "f.o", "libw.a", "--wrap=foo"])   # __wrap_foo added weak
+    assert res.extracted == () and res.symbols["__wrap_foo"].binding == "undefined-weak"

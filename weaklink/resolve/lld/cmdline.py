@@ -28,6 +28,7 @@ class LldOptions:
     backrefs_exclude: tuple[str, ...] = ()
     error_limit: int = DEFAULT_ERROR_LIMIT
     fortran_common: bool = False
+    wrap: tuple[str, ...] = ()      # --wrap=SYM, in order, without repeats
 
 
 def _value(arg: str, args: list[str], i: int, name: str) -> tuple[str | None, int]:
@@ -44,6 +45,7 @@ def parse(args: list[str]) -> LldOptions:
     args = cmdline.expand_response_files(list(map(str, args)))
     rest: list[str] = []
     why, backrefs, exclude, limit, fortran = None, False, [], DEFAULT_ERROR_LIMIT, False
+    wrap: list[str] = []
     i = 0
     while i < len(args):
         arg = args[i]
@@ -59,7 +61,7 @@ def parse(args: list[str]) -> LldOptions:
         if arg == "--fortran-common":
             fortran, i = True, i + 1
             continue
-        for name in ("--why-extract", "--warn-backrefs-exclude", "--error-limit",
+        for name in ("--why-extract", "--warn-backrefs-exclude", "--error-limit", "--wrap",
                      *IGNORED_VALUED):
             value, j = _value(arg, args, i, name)
             if value is None:
@@ -68,6 +70,8 @@ def parse(args: list[str]) -> LldOptions:
                 why = value
             elif name == "--warn-backrefs-exclude":
                 exclude.append(value)
+            elif name == "--wrap":
+                wrap.append(value)
             elif name == "--error-limit":
                 try:
                     limit = int(value)
@@ -81,4 +85,5 @@ def parse(args: list[str]) -> LldOptions:
     if fortran:
         raise UsageError("--fortran-common is not modelled (LLVM 16 defaults to "
                          "--no-fortran-common)")
-    return LldOptions(cmdline.parse(rest, lld=True), why, backrefs, tuple(exclude), limit, fortran)
+    return LldOptions(cmdline.parse(rest, lld=True), why, backrefs, tuple(exclude), limit,
+                      fortran, tuple(dict.fromkeys(wrap)))

@@ -42,8 +42,10 @@ _ALPHABET = [chr(c) for c in range(ord("0"), ord("z") + 1)]
 class Messages:
     """Formats file locations and symbol names for one link state."""
 
-    def __init__(self, state, demangled: bool = True):
+    def __init__(self, state, demangled: bool = True, swapped: bool = False):
         self.s = state
+        # after --wrap's swap (undefined symbols are reported then, duplicates before it)
+        self.swap = state.swap if swapped else {}
         self.name = demangle if demangled else (lambda n: n)
         self._sources: dict[int, SourceLocator] = {}
 
@@ -64,7 +66,7 @@ class Messages:
         table = self.s.table.syms
         for i, name in zip(hit.tolist(), names):
             if i in by_index:
-                sym = table.get(name)
+                sym = table.get(self.swap.get(name, name))
                 if sym is None or sym.kind != R.DEFINED or sym.file != fid:
                     continue
             elif i >= first_global or not name:
@@ -134,7 +136,9 @@ def undefined_errors(state, msgs: Messages) -> list[tuple[str, str, str]]:
     raw = []                                       # (name, fid, section, offset) per site
     for fid in range(len(s.files)):
         obj = s.files[fid].obj
-        cand = {obj.index[k]: r[0] for k, r in enumerate(obj.rows) if r[0] in bad}
+        swap = s.swap
+        cand = {obj.index[k]: name for k, r in enumerate(obj.rows)
+                if (name := swap.get(r[0], r[0])) in bad}
         if not cand:
             continue
         for target, offsets, symidx in relocation_sites(obj, s.dead.get(fid, frozenset())):
@@ -196,14 +200,18 @@ def alternative_spelling(s, sym: R.Sym):
     traced = {n for n in s.opts.ld.trace
               if (n not in table or table[n].kind == R.NEW) and n not in s.table.pending}
 
-    def found(cand: str):
+    swap = s.swap            # the corrector runs after --wrap swapped the names (measured:
+                             # "s0" may then suggest __wrap_s0, even for an undefined s0)
+
+    def found(cand: str, swapped: bool = True):
         if cand in local:
             return ("", cand, ""), local[cand]
-        hit = table.get(cand)
+        target = swap.get(cand, cand) if swapped else cand
+        hit = table.get(target)
         if hit is not None and hit.kind in (R.DEFINED, R.COMMON):
-            return ("", cand, ""), -1 if hit.script else hit.file
-        if cand in traced:
-            return ("", cand, ""), -1
+            return ("", target, ""), -1 if hit.script else hit.file
+        if target in traced:
+            return ("", target, ""), -1
         return None
 
     name = sym.name
@@ -223,7 +231,7 @@ def alternative_spelling(s, sym: R.Sym):
     low = name.lower()
     for cand in [*local, *(n for n, x in table.items() if x.kind in (R.DEFINED, R.COMMON))]:
         if cand.lower() == low:
-            return _colon(found(cand))
+            return _colon(found(cand, swapped=False))
     return _extern_c(name, local, table, found)
 
 

@@ -80,6 +80,8 @@ class LldState:
     entry: str | None = None
     roots: tuple = ()
     stopped: bool = False                              # duplicates ended the link
+    swap: dict = field(default_factory=dict)           # --wrap: name a reference uses -> name it
+                                                       # resolves to (foo -> __wrap_foo, ...)
 
 
 class LldLinker:
@@ -102,6 +104,7 @@ class LldLinker:
         self._enter_roots(scripts)
         self._walk(ld.inputs)
         self._handle_entry()
+        self._add_wrapped()
         self._post_parse()
         if self.s.duplicates and not ld.muldefs:
             self.s.stopped = True
@@ -129,6 +132,25 @@ class LldLinker:
             sym = table.get(name) if name in table.syms or name in table.pending else None
             if sym is not None and sym.kind == R.LAZY:
                 self._extract(sym, sym.lazy, why, -1, True)
+
+    def _add_wrapped(self):
+        """addWrappedSymbols: lld resolves every name as written, then for each --wrap=foo
+        whose name is in the table adds __wrap_foo (with foo's binding: a weakly bound foo
+        does not extract a lazy __wrap_foo, measured) and, if __real_foo is there, foo again;
+        references to foo then land on __wrap_foo and references to __real_foo on foo."""
+        table = self.s.table
+        for name in self.s.opts.wrap:
+            if name not in table.syms and name not in table.pending:
+                continue
+            sym = table.get(name)
+            if sym.kind == R.NEW:
+                continue
+            wrap, real = "__wrap_" + name, "__real_" + name
+            table.unused_undefined(table.get(wrap), sym.weak)
+            if real in table.syms or real in table.pending:
+                table.unused_undefined(sym, sym.weak)    # foo keeps its binding (measured)
+            self.s.swap[name] = wrap
+            self.s.swap[real] = name
 
     # -- inputs -----------------------------------------------------------------------------------
     def _walk(self, items):
@@ -338,16 +360,21 @@ class LldLinker:
     def _declare_symbols(self, items, scripts):
         """--defsym and script assignments in command-line order, then PROVIDE for names that
         exist and are not defined (a lazy name counts as not defined)."""
-        table = self.s.table
+        table, swap = self.s.table, self.s.swap
         for item in _flatten(items):
-            if item.kind == "defsym":
-                table.assign(table.get(item.arg), item.value)
-            elif item.kind == "script":
-                for name in self._script(item.arg).assigned:
+            names = [item.arg] if item.kind == "defsym" else (
+                self._script(item.arg).assigned if item.kind == "script" else ())
+            for name in names:
+                # declared before --wrap swaps the names, assigned after (measured: with
+                # --wrap=foo, --defsym foo=V makes foo absolute 0 and __wrap_foo V)
+                target = swap.get(name, name)
+                if target != name:
                     table.assign(table.get(name), 0, evaluated=False)
+                table.assign(table.get(target), item.value, evaluated=item.kind == "defsym")
         traced = set(self.s.opts.ld.trace)       # -y puts a placeholder in lld's table
         for sc in scripts:                       # a lazy name counts as not defined
             for name in sc.provide:
+                name = swap.get(name, name)
                 sym = table.syms.get(name)
                 if name in table.pending or (sym is None and name in traced) or (
                         sym is not None and sym.kind in (R.NEW, R.UNDEF, R.LAZY)):

@@ -190,7 +190,8 @@ def definition_mismatches(model: LinkResult, state, elf: ElfFile) -> list[str]:
                 out.append(f"{name}: image undefined, model {info}")
             continue
         sym = state.table.syms.get(name)
-        if sym is None or sym.kind not in (R.DEFINED, R.COMMON):
+        if sym is None or sym.kind not in (R.DEFINED, R.COMMON) or \
+                model.symbols[name].binding == "undefined":
             out.append(f"{name}: image defines it, model {model.symbols.get(name)}")
             continue
         if (bind == S.STB_WEAK) != (sym.kind == R.DEFINED and sym.weak):

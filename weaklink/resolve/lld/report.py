@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from fnmatch import fnmatchcase
 
+from weaklink.read.objfile import K_COMMON
 from weaklink.resolve.lld import rules as R
 from weaklink.resolve.lld.diagnostics import Messages, duplicate_errors, undefined_errors
 from weaklink.resolve.lld.driver import LldState
@@ -33,7 +34,7 @@ def symbol_info(s: LldState, sym: R.Sym) -> SymbolInfo | None:
     if kind == R.UNDEF:
         return SymbolInfo("undefined-weak" if sym.weak and sym.discarded < 0 else "undefined",
                           None, 0, None)
-    if kind == R.LAZY and sym.referenced:        # a never-extracted lazy name: undefined weak
+    if kind == R.LAZY and sym.weak:             # a weak reference left it lazy: undefined weak
         return SymbolInfo("undefined-weak", None, 0, None)
     return None
 
@@ -44,7 +45,19 @@ def symbols(s: LldState) -> dict[str, SymbolInfo]:
         info = symbol_info(s, sym)
         if info is not None:
             out[name] = info
+    for name, to in s.swap.items():
+        if to.startswith("__wrap_") and name in out and out[name].binding == "common" \
+                and not _common_reached(s, "__real_" + name):
+            out[name] = SymbolInfo("undefined", None, 0, None)
     return out
+
+
+def _common_reached(s: LldState, real: str) -> bool:
+    """lld allocates commons by walking the symbol slots of files that have commons, after
+    --wrap has pointed their NAME slots at __wrap_NAME: a wrapped common survives only through
+    a __real_NAME slot of such a file, else it stays unallocated and undefined (measured)."""
+    return any(any(r[1] == K_COMMON for r in f.obj.rows) and any(r[0] == real for r in f.obj.rows)
+               for f in s.files)
 
 
 def extractions(s: LldState) -> tuple[Extraction, ...]:
@@ -87,7 +100,9 @@ def build(s: LldState) -> LinkResult:
         errors = [Diagnostic(MULTIPLE_DEFINITION, n, f, m) for n, f, m in duplicate_errors(s, msgs)]
         warnings = []
     else:
-        errors = [Diagnostic(UNDEFINED_REFERENCE, n, f, m) for n, f, m in undefined_errors(s, msgs)]
+        after_wrap = Messages(s, s.opts.ld.demangle, swapped=True)
+        errors = [Diagnostic(UNDEFINED_REFERENCE, n, f, m)
+                  for n, f, m in undefined_errors(s, after_wrap)]
         warnings = backref_warnings(s)
     limit = s.opts.error_limit
     if limit and len(errors) > limit:

@@ -104,6 +104,19 @@ class SymbolTable:
                 sym.weak = weak
         sym.referenced = True
 
+    def unused_undefined(self, sym: Sym, weak: bool):
+        """SymbolTable::addUnusedUndefined (--wrap's __wrap_/real names): an undefined with
+        no file that does not count as a reference; a strong one extracts a lazy member."""
+        if sym.kind == NEW:
+            sym.kind, sym.file, sym.weak = UNDEF, -1, weak
+        elif sym.kind == LAZY:
+            if weak:
+                sym.weak = True
+            else:
+                self.extract(sym, sym.lazy, None, -1, True)
+        elif sym.kind == UNDEF and (not weak or not sym.referenced):
+            sym.weak = weak
+
     def lazy(self, sym: Sym, lazy_id: int) -> bool:
         """A lazy definition; True when it extracted its own file (the caller stops)."""
         kind = sym.kind
