@@ -105,10 +105,15 @@ def _summarise(run: Execution, acc, bindings) -> tuple[dict, dict, dict, list, l
 def run(model: Model | str | Path | bytes, *, accelerator: str, system_config: str, memory_mode: str,
         soc: str | None = None, bases: list[Base] | None = None, vela_ini: str | Path | None = None,
         stream_address: int = 0, fast_memory: int = 0, fast_memory_size: int = 0,
-        budget: int = DEFAULT_BUDGET) -> RunResult:
-    """Emulate one inference. Bad input raises InputError; everything else is a RunResult."""
+        budget: int = DEFAULT_BUDGET, functional: bool = False, inputs=None) -> RunResult:
+    """Emulate one inference. Bad input raises InputError; everything else is a RunResult.
+    With ``functional=True`` the stream also computes on bytes: ``inputs`` (one array per
+    model input) go where Vela placed them and ``result.functional.outputs`` holds the outputs."""
     model = model if isinstance(model, Model) else load_model(model)
     acc = _accel(accelerator)
+    if functional and acc.is_u85:
+        from npu.functional import U85_REFUSAL
+        raise InputError(model.path, U85_REFUSAL)
     ini = load_vela_ini(vela_ini)
     sysconf, mode = ini.system_config(system_config), ini.memory_mode(memory_mode)
     board = load_soc(soc or default_soc(acc))
@@ -129,12 +134,25 @@ def run(model: Model | str | Path | bytes, *, accelerator: str, system_config: s
     else:
         ops = operations(model.commands, acc.microblocks, acc.weight_overfetch)
         execution = execute(ops, acc, board, bindings, budget)
+    computed = None
+    if functional and execution.status == "ok":
+        computed = _functional(model, acc, bindings, inputs)
     cycles, pmu, traffic, region_traffic, ops, timeline = _summarise(execution, acc, bindings)
     reports = tuple(BaseReport(b.region, b.address, b.size or None, b.memory.name if b.memory else None, b.port)
                     for b in bindings.values())
     return RunResult(execution.status, execution.diagnosis, acc.name, sysconf.name, mode.name, board.name,
                      reports, cycles, pmu, traffic, tuple(ops), execution.total / sysconf.core_clock,
-                     sysconf.core_clock, tuple(timeline), tuple(region_traffic), execution.fault_region)
+                     sysconf.core_clock, tuple(timeline), tuple(region_traffic), execution.fault_region, computed)
+
+
+def _functional(model, acc, bindings, inputs):
+    """Compute on bytes at the bound base addresses; a region without a given size gets
+    the size its container declares, or how far the stream reaches into it."""
+    from npu.functional import run_functional
+    needs = region_needs(model, acc.name)
+    placement = {r: (b.address, b.size or model.region_sizes.get(r) or needs.get(r, 0))
+                 for r, b in bindings.items()}
+    return run_functional(model, acc, placement, list(inputs or ()))
 
 
 

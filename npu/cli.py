@@ -73,6 +73,10 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--vela-ini", help="a vela.ini to read system configs and memory modes from")
     r.add_argument("--budget", type=int, default=DEFAULT_BUDGET, help="cycle budget before a stall is a hang")
     r.add_argument("--plot", metavar="FILE.png")
+    r.add_argument("--functional", action="store_true",
+                   help="also compute the outputs on bytes (Ethos-U55/U65): needs --input and --outputs")
+    r.add_argument("--input", action="append", default=[], metavar="X.npy", help="one per model input, in order")
+    r.add_argument("--outputs", metavar="DIR", help="where --functional writes output_<i>.npy")
     return ap
 
 
@@ -99,14 +103,44 @@ def _decode(args) -> int:
     return 0
 
 
+def _load_inputs(paths) -> list:
+    import numpy as np
+    out = []
+    for p in paths:
+        try:
+            out.append(np.load(p, allow_pickle=False))
+        except (OSError, ValueError) as e:
+            raise InputError(p, f"not a readable .npy array: {e}") from None
+    return out
+
+
+def _write_outputs(result, directory: str):
+    import numpy as np
+    from pathlib import Path
+    out = Path(directory)
+    out.mkdir(parents=True, exist_ok=True)
+    for i, array in enumerate(result.functional.outputs):
+        np.save(out / f"output_{i}.npy", array)
+
+
 def _run(args) -> int:
+    if args.functional and not args.outputs:
+        raise InputError(None, "--functional needs --outputs DIR")
+    if (args.input or args.outputs) and not args.functional:
+        raise InputError(None, "--input and --outputs only apply with --functional")
+    inputs = _load_inputs(args.input) if args.functional else None
     bases = [parse_base(b) for b in args.base] if args.base else None
     fast = parse_base(f"2={args.fast_memory}") if args.fast_memory else Base(2, 0, 0)
     models = _models(args)
+    if args.functional and _several(models):
+        raise InputError(args.model, "--functional runs one ethos-u operator: choose it with --op N")
     results = [run(m, accelerator=args.accelerator, system_config=args.system_config,
                    memory_mode=args.memory_mode, soc=args.soc, bases=bases, vela_ini=args.vela_ini,
                    stream_address=args.stream_address, fast_memory=fast.address,
-                   fast_memory_size=fast.size, budget=args.budget) for m in models]
+                   fast_memory_size=fast.size, budget=args.budget,
+                   functional=args.functional, inputs=inputs) for m in models]
+    if results[0].functional is not None:
+        _write_outputs(results[0], args.outputs)
     if args.json and _several(models):
         print(json.dumps({"operators": [{"operator": m.operator, **r.to_json()}
                                         for m, r in zip(models, results)]}, indent=2))

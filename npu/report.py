@@ -52,6 +52,7 @@ class RunResult:
     timeline: tuple[dict, ...] = field(default_factory=tuple)   # for --plot: op, start, end, ports
     region_traffic: tuple[dict, ...] = field(default_factory=tuple)  # per region: feature maps, weights, scales, DMA
     fault_region: int | None = None               # the region whose access hung or overran
+    functional: object | None = None              # npu.functional.FunctionalRun of a --functional run
 
     @property
     def exit_code(self) -> int:
@@ -65,7 +66,14 @@ class RunResult:
                 "pmu": dict(self.pmu), "traffic": {k: dict(v) for k, v in self.traffic.items()},
                 "operations": [dict(o) for o in self.operations],
                 "region_traffic": [dict(r) for r in self.region_traffic],
-                "inference_time_s": self.inference_time_s}
+                "inference_time_s": self.inference_time_s, **self._functional_json()}
+
+    def _functional_json(self) -> dict:
+        if self.functional is None:
+            return {}
+        return {"functional": {"kernels": self.functional.kernels,
+                               "outputs": [{"shape": list(o.shape), "dtype": str(o.dtype)}
+                                           for o in self.functional.outputs]}}
 
     def dumps(self) -> str:
         return json.dumps(self.to_json(), indent=2)
@@ -103,4 +111,7 @@ class RunResult:
             parts = ", ".join(f"{k[:-6].replace('_', ' ')} {v}" for k, v in r.items() if k.endswith("_bytes"))
             lines.append(f"region {r['region']} ({r['memory'] or 'unmapped'}): {parts}")
         lines.append(f"{'inference time':<28} {self.inference_time_s * 1e3:>11.3f} ms")
+        if self.functional is not None:
+            shapes = ", ".join(f"output_{i} {o.dtype}{list(o.shape)}" for i, o in enumerate(self.functional.outputs))
+            lines.append(f"{'functional':<28} {self.functional.kernels} kernels computed; {shapes}")
         return "\n".join(lines)

@@ -52,6 +52,7 @@ class Target:
     arena_in_ddr: bool              # Dedicated_Sram: .bss.tensor_arena in DDR, else SRAM
     scratch_pool: int               # bytes of temp_allocation_pool (region 1)
     fast_scratch_pool: int | None   # bytes of the runner's fast scratch (region 2), U85 only
+    network: str = FIXTURE_NETWORK  # the fixture network embedded in the image
 
 
 TARGETS = {
@@ -107,6 +108,16 @@ class Variant:
 VARIANTS = tuple(
     [Variant(b, r, t) for b in BACKENDS for r in RUNNERS for t in TARGETS]
     + [Variant("weak", p, "u85") for p in PITFALLS])
+
+# Silent corruption (issue 14), outside the 16-row story: a U65 Dedicated_Sram image whose
+# runner points the fast scratch (region 2) into its own tensor arena (region 1). Checked on
+# the "shared-bus" SoC preset, where both NPU ports reach the arena; on corstone-300 the SRAM
+# port cannot reach a DDR arena and the same image hangs instead.
+# The deep network: its region 1 holds data that later operations read back.
+TARGETS["u65"] = Target("u65", "corstone-300", "ethos-u65-256", "Ethos_U65_High_End", "Dedicated_Sram",
+                        True, 0x100000, 0x60000, "deep")
+CORRUPTION_VARIANTS = (Variant("weak", "aliasing", "u65"),)
+CORRUPTION_SOC = "shared-bus"
 
 
 @dataclass(frozen=True)
@@ -194,7 +205,7 @@ def _model_generator():
 
 
 def _model_blob(target: Target, root: Path) -> Path:
-    return Path(_model_generator().build_blob(FIXTURE_NETWORK, target.accelerator,
+    return Path(_model_generator().build_blob(target.network, target.accelerator,
                                               target.system_config, target.memory_mode,
                                               root / "models"))
 
@@ -218,6 +229,9 @@ def _compiles(target: Target, root: Path, blob: Path) -> dict[str, _Compile]:
         "runner-custom": _Compile(src / "runners/custom.cpp", obj / "runner-custom.o",
                                   tuple(_target_defines(target))),
     }
+    if target.name == "u65":
+        units["runner-aliasing"] = _Compile(src / "runners/aliasing.cpp", obj / "runner-aliasing.o",
+                                            tuple(_target_defines(target)))
     for backend in BACKENDS:
         state = f"-DFAST_SCRATCH_{backend.upper()}"
         units[f"backend-{backend}"] = _Compile(src / "backend/EthosUBackend.cpp",
@@ -252,6 +266,8 @@ def _inputs(variant: Variant, units: dict[str, _Compile], root: Path) -> list[Pa
     """The variant's link inputs in command-line order."""
     o = {k: u.out for k, u in units.items()}
     tail = [o["velabin"], o["driver"], o["model"]]
+    if variant.runner == "aliasing":
+        return [o["startup"], o["runner-aliasing"], o["backend-weak"], *tail]
     if variant.runner in RUNNERS:
         return [o["startup"], o[f"runner-{variant.runner}" + ("-" + variant.backend
                                                                if variant.runner == "example" else "")],

@@ -38,6 +38,7 @@ class Accelerator:
     microblocks: tuple[tuple[int, int], ...] | None
     ifm_au: tuple[tuple[int, int, int, int], ...] = ()
     weight_overfetch: int = 0
+    shram_kb: int = 0      # U55/U65 shared buffer; its last 2 KB hold the activation LUTs
 
     def ifm_alloc_unit(self, uh: int, uw: int) -> tuple[int, int]:
         for h, w, au_h, au_w in self.ifm_au:
@@ -108,7 +109,8 @@ def accelerator(name: str) -> Accelerator:
         channel_rbs=tuple(a["channel_rbs"]) if "channel_rbs" in a else None,
         ports=tuple(fam["ports"]), axi_bytes=fam["axi_bytes"], commands=fam["commands"],
         microblocks=tuple(tuple(x) for x in mb) if mb else None,
-        ifm_au=tuple(tuple(x) for x in a.get("ifm_au", ())), weight_overfetch=fam.get("weight_overfetch", 0))
+        ifm_au=tuple(tuple(x) for x in a.get("ifm_au", ())), weight_overfetch=fam.get("weight_overfetch", 0),
+        shram_kb=a.get("shram_kb", 0))
 
 
 def commands_for_product(product: int) -> str:

@@ -17,7 +17,7 @@ import numpy as np
 from npu.decode import Command, command_table, decode_stream
 from npu.errors import InputError, read_input
 from npu.hw import commands_for_product
-from npu.read.blob import VelaIO, is_blob, read_blob
+from npu.read.blob import VelaIO, _io_from_npz, is_blob, read_blob
 from npu.read.cop1 import Cop1Payload, parse_cop1
 from npu.read.tflite import read_tflite
 
@@ -34,6 +34,7 @@ class Model:
     inputs: tuple[VelaIO, ...] = ()
     outputs: tuple[VelaIO, ...] = ()
     operator: int | None = None         # which ethos-u operator of a tflite
+    weight_data: bytes | None = None    # region 0's bytes, when the container holds them
 
     @property
     def product(self) -> int | None:
@@ -57,7 +58,8 @@ def _npz(data: bytes, path) -> tuple[bytes, dict[int, int]]:
     fast = int(np.prod(npz["scratch_fast_shape"]))
     if fast:
         sizes[int(npz["scratch_fast_region"]) if "scratch_fast_region" in keys else 2] = fast
-    return bytes(npz["cmd_data"].item()), sizes
+    ios = tuple(_io_from_npz(npz, p) if f"{p}_shape" in keys else () for p in ("input", "output"))
+    return bytes(npz["cmd_data"].item()), sizes, ios, bytes(npz["weight_data"].item())
 
 
 def _tflite(data: bytes, path) -> list[tuple[bytes, dict[int, int]]]:
@@ -73,7 +75,7 @@ def _tflite(data: bytes, path) -> list[tuple[bytes, dict[int, int]]]:
     return out
 
 
-def _decoded(container, cmd, sizes, ios, path, operator=None) -> Model:
+def _decoded(container, cmd, sizes, ios, path, operator=None, weights=None) -> Model:
     cop1 = parse_cop1(cmd, path)
     if cop1.product is None:
         raise InputError(path, "COP1 payload has no OPTIMIZER_CONFIG: cannot tell the NPU", 4)
@@ -82,7 +84,7 @@ def _decoded(container, cmd, sizes, ios, path, operator=None) -> Model:
     except KeyError:
         raise InputError(path, f"OPTIMIZER_CONFIG names unknown product {cop1.product}", 8) from None
     commands = decode_stream(cop1.stream, table, path)
-    return Model(path, container, cop1, tuple(commands), sizes, *ios, operator=operator)
+    return Model(path, container, cop1, tuple(commands), sizes, *ios, operator=operator, weight_data=weights)
 
 
 def load_models(source: str | Path | bytes, path: str | Path | None = None) -> list[Model]:
@@ -95,18 +97,19 @@ def load_models(source: str | Path | bytes, path: str | Path | None = None) -> l
     if data[4:8] == b"TFL3":
         return [_decoded("tflite", cmd, sizes, ((), ()), path, k)
                 for k, (cmd, sizes) in enumerate(_tflite(data, path))]
-    sizes, ios = {}, ((), ())
+    sizes, ios, weights = {}, ((), ()), None
     if data[:2] == b"PK":
-        container, (cmd, sizes) = "npz", _npz(data, path)
+        container, (cmd, sizes, ios, weights) = "npz", _npz(data, path)
     elif is_blob(data):
         blob = read_blob(data, path)
         container, cmd = "blob", blob.cmd_data
         sizes, ios = {0: len(blob.weight_data), 1: blob.scratch_size}, (blob.inputs, blob.outputs)
+        weights = blob.weight_data
     elif data[:4] == b"COP1":
         container, cmd = "cop1", data
     else:
         raise InputError(path, "not a Vela npz, Vela tflite, vela_bin_stream blob or COP1 payload", 0)
-    return [_decoded(container, cmd, sizes, ios, path)]
+    return [_decoded(container, cmd, sizes, ios, path, weights=weights)]
 
 
 def load_model(source: str | Path | bytes, path: str | Path | None = None, op: int = 0) -> Model:

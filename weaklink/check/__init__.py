@@ -58,7 +58,7 @@ def detect_binding(symbols: ImageSymbols, model_given: bool = False) -> str:
 def check(elf_path: str | Path, *, accelerator: str, system_config: str, memory_mode: str,
           soc: str | None = None, map_path: str | Path | None = None,
           model_path: str | Path | None = None, binding: str | Path | None = None,
-          vela_ini: str | Path | None = None) -> CheckReport:
+          vela_ini: str | Path | None = None, functional: bool = False) -> CheckReport:
     elf_path = str(elf_path)
     acc = npu_accelerator(accelerator)
     board = load_soc(soc or default_soc(acc))
@@ -84,18 +84,19 @@ def check(elf_path: str | Path, *, accelerator: str, system_config: str, memory_
 
     # 4-5. per operator: findings and emulation
     ops = [_operator(_attributed(t, analysis), override, elf_path, accelerator, system_config,
-                     memory_mode, board, vela_ini) for t in tables]
+                     memory_mode, board, vela_ini, image if functional else None) for t in tables]
     main = worst(ops)
     fast = main.table.base(FAST_SCRATCH_REGION)
     return CheckReport(file=elf_path, accelerator=accelerator, system_config=system_config,
                        memory_mode=memory_mode, soc=board.name, table=main.table,
                        fast_scratch=_fast_scratch(fast, board), regions_used=sorted(main.needs),
                        needs=main.needs, findings=tuple(findings + _union(ops)), run=main.run,
-                       operators=tuple(ops))
+                       operators=tuple(ops), functional=main.functional)
 
 
 def _operator(table, override, elf_path, accelerator, system_config, memory_mode, board,
-              vela_ini) -> OperatorCheck:
+              vela_ini, functional_image=None) -> OperatorCheck:
+    """functional_image: --functional, with the image whose symbols own the address space."""
     label = "vela_bin_stream" if table.model_format != "tflite" else \
         f"{table.model_symbol or hex(table.model_address)}:ethos-u[{table.operator}]"
     model = override or npu.load_model(table.model_bytes, f"{elf_path}:{label}",
@@ -104,11 +105,20 @@ def _operator(table, override, elf_path, accelerator, system_config, memory_mode
     findings = fast_scratch_findings(table, FAST_SCRATCH_REGION, needs, board, memory_mode)
     findings += fast_memory_findings(table, FAST_SCRATCH_REGION, needs)
     bases, fast_memory, fast_size = _emulated_bases(table)
+    inputs = None
+    if functional_image is not None:
+        from weaklink.check.functional import default_inputs
+        inputs = default_inputs(model)
     result = npu.run(model, accelerator=accelerator, system_config=system_config,
                      memory_mode=memory_mode, soc=board.name, bases=bases, vela_ini=vela_ini,
                      stream_address=table.stream_address, fast_memory=fast_memory,
-                     fast_memory_size=fast_size)
-    return OperatorCheck(table, needs, tuple(findings), result)
+                     fast_memory_size=fast_size, functional=functional_image is not None, inputs=inputs)
+    computed = None
+    if result.functional is not None:       # 6. --functional: corrupts findings, and `wrong`
+        from weaklink.check.functional import functional_check
+        computed, corrupt = functional_check(model, table, functional_image, result, accelerator)
+        findings += corrupt
+    return OperatorCheck(table, needs, tuple(findings), result, computed)
 
 
 def _emulated_bases(table):

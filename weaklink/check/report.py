@@ -28,7 +28,14 @@ class FastScratch:
 
 # How bad an operator's verdict is, for "the verdict is the worst one": an error returns -1 to
 # the caller, a hang never returns.
-VERDICT_RANK = {"ok": 0, "error": 1, "hang": 2}
+# `wrong` (--functional: completes with other outputs) sits between ok and an error.
+VERDICT_RANK = {"ok": 0, "wrong": 0.5, "error": 1, "hang": 2}
+
+
+def _functional_verdict(run, functional) -> str:
+    if run.status == "ok" and functional is not None and not functional.outputs_equal:
+        return "wrong"                   # completes, but computes other outputs (issue 14)
+    return run.status
 
 
 @dataclass(frozen=True)
@@ -38,10 +45,11 @@ class OperatorCheck:
     needs: dict[int, int]
     findings: tuple[Finding, ...]
     run: object                              # npu.RunResult
+    functional: object | None = None         # weaklink.check.functional.FunctionalCheck (--functional)
 
     @property
     def verdict(self) -> str:
-        return self.run.status
+        return _functional_verdict(self.run, self.functional)
 
     def to_json(self) -> dict:
         ports = {b.region: b for b in self.run.bases}
@@ -52,7 +60,7 @@ class OperatorCheck:
                 "bases": [_base_json(b, ports.get(b.region)) for b in t.bases],
                 "region_needs": {str(k): v for k, v in sorted(self.needs.items())},
                 "verdict": self.verdict,
-                "cycles": int(self.run.cycles["total"]) if self.verdict == "ok" else None,
+                "cycles": int(self.run.cycles["total"]) if self.run.status == "ok" else None,
                 "diagnosis": self.run.diagnosis,
                 "findings": list(dict.fromkeys(f.rule for f in self.findings))}
 
@@ -76,15 +84,16 @@ class CheckReport:
     run: object                              # npu.RunResult
     extra: dict = field(default_factory=dict)
     operators: tuple[OperatorCheck, ...] = ()
+    functional: object | None = None         # the worst operator's FunctionalCheck (--functional)
 
     @property
     def verdict(self) -> str:
-        return self.run.status
+        return _functional_verdict(self.run, self.functional)
 
     @property
     def cycles(self) -> int | None:
         """One inference: the sum over every operator's stream."""
-        if self.verdict != "ok":
+        if self.run.status != "ok":
             return None
         runs = [op.run for op in self.operators] or [self.run]
         return sum(int(r.cycles["total"]) for r in runs)
@@ -96,6 +105,8 @@ class CheckReport:
     @property
     def diagnosis(self) -> str | None:
         """From the NPU fault back to the symbol that set the faulting region's base."""
+        if self.verdict == "wrong":
+            return self._wrong_diagnosis()
         if self.verdict == "ok" or not self.run.diagnosis:
             return None
         region = self.run.fault_region
@@ -105,6 +116,14 @@ class CheckReport:
         if base is None and any(f.rule == "fast-memory-too-small" for f in self.findings):
             head = f"{fast.note} → driver check \"Fast memory area too small\" → "
         return f"{head}NPU {self.run.diagnosis} → {self.verdict}"
+
+    def _wrong_diagnosis(self) -> str:
+        first = self.functional.corruptions[0] if self.functional.corruptions else None
+        if first is None:
+            return "the outputs differ from a run with every region placed apart → wrong"
+        base = self.table.base(first.write.region)
+        head = f"{_provenance(base)} → " if base is not None else ""
+        return f"{head}NPU {first.message} → outputs differ from a run with every region placed apart → wrong"
 
     def _seconds(self) -> float:
         return sum(r.run.inference_time_s for r in self.operators) if self.operators \
@@ -149,6 +168,7 @@ class CheckReport:
             "fast_memory": self.table.fast_memory.to_json() if self.table.fast_memory else None,
             "arena": self.table.arena.to_json() if self.table.arena else None,
             "operators": [op.to_json() for op in self.operators],
+            **({"functional": self.functional.to_json()} if self.functional is not None else {}),
             **self.extra,
         }
 
@@ -171,6 +191,10 @@ class CheckReport:
             lines.append("")
             for f in sorted(self.findings, key=lambda f: SEVERITIES.index(f.severity)):
                 lines.append(f"{f.severity}: [{f.rule}] {f.message}")
+        if self.functional is not None:
+            f = self.functional.to_json()
+            lines += ["", f"functional: {f['output_bytes'] - f['output_bytes_differing']} of {f['output_bytes']} "
+                          "output bytes equal to a run with every region placed apart"]
         if self.diagnosis:
             lines += ["", f"diagnosis: {self.diagnosis}"]
         return "\n".join(lines)

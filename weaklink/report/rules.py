@@ -59,6 +59,12 @@ _CHECK = (
          "base-address region 2 and fails the invoke (\"Fast memory area too small\") when the "
          "region is larger. Give ethosu_init a fast-memory area at least as large as the "
          "region.", "error"),
+    Rule("corrupts", "An NPU write lands on bytes other data still needs",
+         "weaklink check --functional computed the inference on bytes at the image's base "
+         "addresses. An operation wrote through one region onto bytes that another region reads "
+         "later, onto the model, or onto a symbol of the image: the buffers overlap. Give each "
+         "region its own memory (e.g. a fast scratch of its own instead of a pointer into the "
+         "tensor arena).", "error"),
     Rule("npu-verdict", "The emulated NPU inference did not complete",
          "weaklink check ran the image's command stream on the Ethos-U emulator with the "
          "image's base-address table and the inference hung or faulted. The result's message "

@@ -1,0 +1,86 @@
+"""Functional Ethos-U55/U65 emulation: the bytes an inference computes.
+
+``run_functional(model, accelerator, placement, inputs)`` backs every region with bytes at
+its base address (overlapping regions share bytes), loads the model's weights into region
+0 and the inputs where Vela placed them, executes the command stream, and reads the
+outputs back. Ethos-U85 weight streams use a format Vela ships no decoder for, so U85
+models are refused with one line.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from npu.errors import InputError
+from npu.functional.engine import Engine
+from npu.functional.memory import Access, AddressSpace
+
+__all__ = ["FunctionalRun", "run_functional", "U85_REFUSAL"]
+
+U85_REFUSAL = ("--functional: Ethos-U85 weight streams have no documented format "
+               "(Vela ships a decoder for Ethos-U55/U65 streams only); functional runs need U55 or U65")
+DTYPE = {1: np.int8, 2: np.int16, 4: np.int32}
+
+
+@dataclass(frozen=True)
+class FunctionalRun:
+    outputs: tuple[np.ndarray, ...]
+    writes: tuple[Access, ...]         # every NPU write: operation, region, absolute range
+    kernels: int
+    reads: tuple[Access, ...] = ()     # every NPU read, in the same form
+
+
+def _place_inputs(mem: AddressSpace, model, inputs, path):
+    if len(inputs) != len(model.inputs):
+        raise InputError(path, f"the model has {len(model.inputs)} input(s), {len(inputs)} given")
+    for i, (io, x) in enumerate(zip(model.inputs, inputs)):
+        x = np.asarray(x)
+        want = int(np.prod([d for d in io.shape if d])) * io.elem_size
+        if x.nbytes != want or x.dtype.itemsize != io.elem_size:
+            raise InputError(path, f"input {i}: {x.dtype}{list(x.shape)} is {x.nbytes} bytes; the model expects "
+                                   f"{want} bytes of {io.elem_size}-byte elements, shape {list(io.shape)}")
+        mem.load(io.region, io.offset, np.ascontiguousarray(x).tobytes(), f"input {i}")
+
+
+def _read_outputs(mem: AddressSpace, model) -> tuple[np.ndarray, ...]:
+    out = []
+    for i, io in enumerate(model.outputs):
+        shape = tuple(d for d in io.shape if d) or (1,)
+        n = int(np.prod(shape)) * io.elem_size
+        raw = mem.read(io.region, io.offset, n, f"output {i}")
+        out.append(np.frombuffer(raw, dtype=DTYPE[io.elem_size]).reshape(shape).copy())
+    return tuple(out)
+
+
+def _one_blas_thread():
+    """The kernels' matrix products are small: BLAS worker threads only spin against the
+    element-wise passes that follow, so the engine runs single-threaded, as LiteRT does."""
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:                     # optional: without it, BLAS keeps its own threads
+        import contextlib
+        return contextlib.nullcontext()
+    return threadpool_limits(1, user_api="blas")
+
+
+def run_functional(model, accelerator, placement: dict[int, tuple[int, int]], inputs) -> FunctionalRun:
+    """placement: region -> (base address, size in bytes)."""
+    if accelerator.is_u85:
+        raise InputError(model.path, U85_REFUSAL)
+    if accelerator.cores > 1:
+        raise InputError(model.path, f"--functional: {accelerator.name} splits weights across {accelerator.cores} "
+                                     "cores; the functional engine models single-core configs")
+    if model.weight_data is None or not model.inputs or not model.outputs:
+        raise InputError(model.path, f"a {model.container} holds no weights or input/output placement: "
+                                     "functional runs need Vela's raw .npz or the vela_bin_stream blob")
+    sizes = {r: size for r, (_, size) in placement.items()}
+    sizes[0] = max(sizes.get(0, 0), len(model.weight_data))
+    mem = AddressSpace.build({r: a for r, (a, _) in placement.items()}, sizes)
+    if model.weight_data:
+        mem.load(0, 0, model.weight_data, "weights")
+    _place_inputs(mem, model, inputs, model.path)
+    engine = Engine(model.commands, mem, accelerator.ofm_ublock[2], model.path, accelerator.shram_kb)
+    with _one_blas_thread():
+        engine.run()
+    return FunctionalRun(_read_outputs(mem, model), tuple(mem.writes), engine.kernels, tuple(mem.reads))

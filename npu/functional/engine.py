@@ -1,0 +1,218 @@
+"""Execute a command stream on bytes: replay the registers, run each kernel and DMA.
+
+The NPU keeps every register it was last given and an ``NPU_OP_*`` starts an operation
+with the current state. Operations run in stream order: Vela's KERNEL_WAIT/DMA_WAIT make
+the stream's result equal to in-order execution, so waits need no modelling here.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from npu.errors import InputError
+from npu.functional.fmap import FeatureMap, field, signed16
+from npu.functional.kernels.conv import conv2d, depthwise2d
+from npu.functional.kernels.elementwise import MODES, combine, scale_operands
+from npu.functional.kernels.pool import max_pool, sum_pool
+from npu.functional.memory import AddressSpace
+from npu.functional.scale import decode_scales, rescale, to_ofm
+from npu.functional.weights import IFM_UBLOCK_DEPTH, Traversal, decode_weights
+
+KERNELS = {"NPU_OP_CONV": "CONV", "NPU_OP_DEPTHWISE": "DEPTHWISE", "NPU_OP_POOL": "POOL",
+           "NPU_OP_ELEMENTWISE": "ELEMENTWISE"}
+UNSUPPORTED = {"NPU_OP_RESIZE": "resize"}
+LUT_AREA = 2048           # U55/U65: the last 2 KB of SHRAM hold the activation lookup tables
+LUT_SLOT_8BIT = 256       # ACTIVATION_FUNCTION_TABLE_k of an 8-bit OFM: 256 one-byte entries
+
+
+@dataclass(frozen=True)
+class Geometry:
+    ofm_shape: tuple[int, int, int]
+    kernel: tuple[int, int]           # undilated h, w
+    stride: tuple[int, int]
+    dilation: tuple[int, int]
+    pad: tuple[int, int, int, int]    # top, left, bottom, right
+
+    @classmethod
+    def from_regs(cls, regs) -> "Geometry":
+        ks = regs.get("NPU_SET_KERNEL_STRIDE", {})
+        stride = ((ks.get("stride_y_msb", 0) << 1 | ks.get("stride_y_lsb", 0)) + 1,
+                  (ks.get("stride_x_msb", 0) << 1 | ks.get("stride_x_lsb", 0)) + 1)
+        dilation = (2 if ks.get("dilation_y", "").endswith("X2") else 1,
+                    2 if ks.get("dilation_x", "").endswith("X2") else 1)
+        return cls((field(regs, "NPU_SET_OFM_HEIGHT_M1", "height_m1") + 1,
+                    field(regs, "NPU_SET_OFM_WIDTH_M1", "width_m1") + 1,
+                    field(regs, "NPU_SET_OFM_DEPTH_M1", "depth_m1") + 1),
+                   (field(regs, "NPU_SET_KERNEL_HEIGHT_M1", "height_m1") + 1,
+                    field(regs, "NPU_SET_KERNEL_WIDTH_M1", "width_m1") + 1),
+                   stride, dilation,
+                   tuple(field(regs, f"NPU_SET_IFM_PAD_{s}", "pad") for s in ("TOP", "LEFT", "BOTTOM", "RIGHT")))
+
+    def ifm_hw(self) -> tuple[int, int]:
+        """The IFM rows and columns the kernel reads (the rest of the window is padding)."""
+        (oh, ow, _), (kh, kw), (sy, sx), (dy, dx) = self.ofm_shape, self.kernel, self.stride, self.dilation
+        top, left, bottom, right = self.pad
+        return (max((oh - 1) * sy + (kh - 1) * dy + 1 - top - bottom, 1),
+                max((ow - 1) * sx + (kw - 1) * dx + 1 - left - right, 1))
+
+
+class Engine:
+    def __init__(self, commands, mem: AddressSpace, ofm_ublock_depth: int, path=None, shram_kb: int = 0):
+        self.commands = commands
+        self.mem = mem
+        self.ofm_ublock = ofm_ublock_depth
+        self.path = path
+        self.shram = np.zeros(shram_kb * 1024, dtype=np.uint8)  # what DMAs put in SHRAM (the LUTs)
+        self.kernels = 0
+
+    def run(self):
+        regs: dict[str, dict] = {}
+        for cmd in self.commands:
+            name = cmd.command
+            if name.startswith("NPU_SET_"):
+                regs[name] = cmd.fields
+            elif name in KERNELS:
+                self.mem.seq += 1
+                self._kernel(KERNELS[name], regs, cmd)
+                self.kernels += 1
+            elif name in UNSUPPORTED:
+                raise InputError(self.path, f"{name}: the functional engine has no {UNSUPPORTED[name]} kernel",
+                                 cmd.offset)
+            elif name == "NPU_OP_DMA_START":
+                self.mem.seq += 1
+                self._dma(regs, cmd)
+            elif name == "NPU_OP_STOP":
+                break
+
+    # -- DMA -----------------------------------------------------------------------------
+    def _dma(self, regs, cmd):
+        length = field(regs, "NPU_SET_DMA0_LEN", "addr") or field(regs, "NPU_SET_DMA0_LEN", "length")
+        src_r = regs.get("NPU_SET_DMA0_SRC_REGION", {})
+        dst_r = regs.get("NPU_SET_DMA0_DST_REGION", {})
+        src, dst = field(regs, "NPU_SET_DMA0_SRC", "addr"), field(regs, "NPU_SET_DMA0_DST", "addr")
+        what = f"DMA at stream offset 0x{cmd.offset:06x}"
+        data = self.mem.read(src_r.get("region", 0), src, length, what + " (source)")
+        self.mem.record("DMA", cmd.offset, src_r.get("region", 0), src, src + length, "DMA source", write=False)
+        if dst_r.get("region_mode", "DMA_REGION_MODE_EXTERNAL").endswith("EXTERNAL"):
+            self.mem.load(dst_r.get("region", 0), dst, data, what + " (destination)")
+            self.mem.record("DMA", cmd.offset, dst_r.get("region", 0), dst, dst + length, "DMA destination")
+        else:                                                   # into SHRAM: the LUT
+            if dst + length > len(self.shram):
+                raise InputError(self.path, f"{what}: SHRAM bytes {dst}..{dst + length} are outside its "
+                                            f"{len(self.shram)} bytes", cmd.offset)
+            self.shram[dst:dst + length] = np.frombuffer(data, dtype=np.uint8)
+
+    # -- kernels -------------------------------------------------------------------------
+    def _stream(self, regs, name: str, what: str, op: str, cmd) -> bytes:
+        region = field(regs, f"NPU_SET_{name}_REGION", "region")
+        base = field(regs, f"NPU_SET_{name}_BASE", "addr")
+        length = field(regs, f"NPU_SET_{name}_LENGTH", "length")
+        self.mem.record(op, cmd.offset, region, base, base + length, name.lower(), write=False)
+        return self.mem.read(region, base, length, what)
+
+    def _kernel(self, op: str, regs, cmd):
+        what = f"{op} at stream offset 0x{cmd.offset:06x}"
+        geo = Geometry.from_regs(regs)
+        ofm = FeatureMap.from_regs(regs, "OFM")
+        oh, ow, oc = geo.ofm_shape
+        if op == "ELEMENTWISE":
+            values = self._elementwise(regs, cmd, geo, what)
+        else:
+            ifm = FeatureMap.from_regs(regs, "IFM")
+            ic = field(regs, "NPU_SET_IFM_DEPTH_M1", "depth_m1") + 1
+            ih, iw = geo.ifm_hw()
+            x = ifm.read(self.mem, ih, iw, ic, what + " IFM", op, cmd.offset) - ifm.zero_point
+            if op == "POOL":
+                values = self._pool(regs, cmd, geo, x, ofm)
+            else:
+                values = self._conv(op, regs, cmd, geo, x, ic, ifm.bits, ofm, what)
+        lo, hi = (signed16(field(regs, f"NPU_SET_ACTIVATION_{b}", "clip_boundary", d)) for b, d in
+                  (("MIN", 0x8000), ("MAX", 0x7FFF)))
+        act = regs.get("NPU_SET_ACTIVATION", {}).get("activation_function", "ACTIVATION_FUNCTION_RELU")
+        out = to_ofm(values, ofm.zero_point, lo, hi, ofm.bits, ofm.signed)
+        if "TABLE_" in act:
+            out = self._lookup(out, int(act.rsplit("_", 1)[1]), ofm, what, cmd)
+        elif not act.endswith(("RELU", "NONE")):
+            raise InputError(self.path, f"{what}: activation {act} is not modelled", cmd.offset)
+        ofm.write(self.mem, out.reshape(oh, ow, oc), what + " OFM", op, cmd.offset)
+
+    def _lookup(self, out, table: int, ofm, what, cmd):
+        """ACTIVATION_FUNCTION_TABLE_k, 8-bit: the clamped OFM value indexes slot k of the
+        LUT area (value + 128 for signed), and the entry is the output."""
+        if ofm.bits != 8:
+            raise InputError(self.path, f"{what}: a {ofm.bits}-bit lookup table is not modelled", cmd.offset)
+        start = len(self.shram) - LUT_AREA + table * LUT_SLOT_8BIT
+        if start < 0:
+            raise InputError(self.path, f"{what}: no SHRAM size known for the lookup table", cmd.offset)
+        lut = self.shram[start:start + LUT_SLOT_8BIT].view(np.int8 if ofm.signed else np.uint8)
+        return lut[out + (128 if ofm.signed else 0)].astype(np.int64)
+
+    def _ofm_scale(self, regs):
+        return (field(regs, "NPU_SET_OFM_SCALE", "scale", 1), field(regs, "NPU_SET_OFM_SCALE", "shift"))
+
+    def _conv(self, op, regs, cmd, geo, x, ic, ifm_bits, ofm, what):
+        oh, ow, oc = geo.ofm_shape
+        order = regs.get("NPU_SET_KERNEL_STRIDE", {}).get("weight_order", "")
+        kind = "depthwise" if op == "DEPTHWISE" else ("part_kernel" if order.endswith("PART_KERNEL_FIRST")
+                                                        else "depth_first")
+        block = field(regs, "NPU_SET_OFM_BLK_DEPTH_M1", "depth_m1") + 1
+        t = Traversal(kind, *geo.kernel, 1 if kind == "depthwise" else ic, oc, block, IFM_UBLOCK_DEPTH,
+                      self.ofm_ublock, geo.dilation, ifm_bits)
+        w = decode_weights(self._stream(regs, "WEIGHT", what + " weights", op, cmd), t, what + " weight stream")
+        if kind == "depthwise":
+            acc = depthwise2d(x, w, geo.stride, geo.dilation, geo.pad, (oh, ow), ifm_bits)
+        else:
+            acc = conv2d(x, w, geo.stride, geo.dilation, geo.pad, (oh, ow), ifm_bits)
+        if ofm.scale_mode.endswith("GLOBAL"):
+            scale, shift = self._ofm_scale(regs)
+            return rescale(acc, scale, shift, ofm.round_mode)
+        bias, scale, shift = decode_scales(self._stream(regs, "SCALE", what + " scales", op, cmd), oc)
+        acc += bias
+        return rescale(acc, scale, shift, ofm.round_mode, inplace=True)
+
+    def _pool(self, regs, cmd, geo, x, ofm):
+        oh, ow, oc = geo.ofm_shape
+        mode = cmd.fields.get("pooling_mode", "")
+        x = x[:, :, :oc]
+        scale, shift = self._ofm_scale(regs)
+        if mode.endswith("MAX"):
+            return rescale(max_pool(x, geo.kernel, geo.stride, geo.pad, (oh, ow)), scale, shift, ofm.round_mode)
+        total, count = sum_pool(x, geo.kernel, geo.stride, geo.pad, (oh, ow))
+        if mode.endswith("SUM"):
+            return rescale(total, scale, shift, ofm.round_mode)
+        if any(geo.pad):
+            # With padding the NPU divides by the kernel elements inside the IFM itself
+            # (rounding half away from zero), then applies the OFM scale.
+            half = count // 2
+            avg = np.where(total >= 0, (total + half) // count, -((-total + half) // count))
+            return rescale(avg, scale, shift, ofm.round_mode)
+        return rescale(total, scale, shift, ofm.round_mode)
+
+    def _elementwise(self, regs, cmd, geo, what):
+        oh, ow, oc = geo.ofm_shape
+        mode = cmd.fields.get("elementwise_mode", "")
+        if not mode.endswith(MODES):
+            raise InputError(self.path, f"{what}: elementwise mode {mode or '?'} is not modelled", cmd.offset)
+        ifm = FeatureMap.from_regs(regs, "IFM")
+        a = ifm.read(self.mem, oh, ow, oc, what + " IFM", "ELEMENTWISE", cmd.offset) - ifm.zero_point
+        bc = regs.get("NPU_SET_IFM2_BROADCAST", {})
+        ifm2 = FeatureMap.from_regs(regs, "IFM2")
+        if bc.get("broadcast_constant", "").endswith("ENABLE"):
+            b = np.full((1, 1, 1), signed16(field(regs, "NPU_SET_IFM2_SCALAR", "scalar")) - ifm2.zero_point,
+                        dtype=np.int64)
+        else:
+            shape = (1 if bc.get("broadcast_h", "").endswith("ENABLE") else oh,
+                     1 if bc.get("broadcast_w", "").endswith("ENABLE") else ow,
+                     1 if bc.get("broadcast_c", "").endswith("ENABLE") else oc)
+            b = ifm2.read(self.mem, *shape, what + " IFM2", "ELEMENTWISE", cmd.offset) - ifm2.zero_point
+        b = np.broadcast_to(b, a.shape)
+        if bc.get("operand_order", "").endswith("ORDER_A"):
+            a, b = b, a
+        opa = (field(regs, "NPU_SET_OPA_SCALE", "scale", 1), field(regs, "NPU_SET_OPA_SCALE", "shift"))
+        opb = field(regs, "NPU_SET_OPB_SCALE", "scale", 1)
+        if mode.endswith(("ADD", "SUB")):
+            a, b = scale_operands(a, b, ifm.scale_mode, opa, opb, ifm.bits, ifm.round_mode)
+        ofm = FeatureMap.from_regs(regs, "OFM")
+        scale, shift = self._ofm_scale(regs)
+        return rescale(combine(mode, a, b), scale, shift, ofm.round_mode)

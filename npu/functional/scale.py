@@ -1,0 +1,93 @@
+"""The output stage: the scale stream, the rounding modes, the OFM zero point and clamps.
+
+Facts:
+- Scale stream (Vela ``encode_bias``): 10 bytes per OFM channel, little-endian:
+  a signed 40-bit bias, an unsigned 32-bit scale and a 6-bit shift.
+- ``round_mode`` (OFM/IFM precision registers) selects how ``x * scale >> shift`` rounds:
+  ``ROUND_MODE_DBL`` rounds twice as TensorFlow Lite's ``MultiplyByQuantizedMultiplier``
+  does (a saturating rounding doubling high multiply at bit 31, then a rounding right shift
+  by ``shift - 31``, ties away from zero); ``ROUND_MODE_TRUNCATE`` truncates toward zero;
+  ``ROUND_MODE_NATURAL`` adds half and floors (ties toward +infinity).
+- A global OFM scale (``OFM_SCALE_MODE_GLOBAL``) comes from ``NPU_SET_OFM_SCALE``.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+SCALE_ENTRY = 10          # bytes per channel in the scale stream
+
+
+def decode_scales(stream: bytes, channels: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(bias int64, scale int64, shift int64) per channel."""
+    raw = np.frombuffer(stream[:channels * SCALE_ENTRY], dtype=np.uint8).reshape(channels, SCALE_ENTRY)
+    le = raw.astype(np.int64)
+    bias = sum(le[:, i] << (8 * i) for i in range(5))
+    bias = np.where(bias >= 1 << 39, bias - (1 << 40), bias)
+    scale = sum(le[:, 5 + i] << (8 * i) for i in range(4))
+    shift = le[:, 9] & 0x3F
+    return bias, scale, shift
+
+
+def _trunc_shift(x: np.ndarray, n) -> np.ndarray:
+    """x / 2**n rounded toward zero (C integer division by a power of two): a negative x
+    gets 2**n - 1 added before the arithmetic shift."""
+    bias = (x >> 63) & ((np.int64(1) << n) - 1)
+    return (x + bias) >> n
+
+
+def _round_shift_away(x: np.ndarray, n) -> np.ndarray:
+    """gemmlowp RoundingDivideByPOT: x / 2**n, ties away from zero. In place on x (int64).
+    Adding half (less one below zero) and shifting arithmetically is the same rounding."""
+    n = np.asarray(n, dtype=np.int64)
+    if not n.any():
+        return x
+    half = np.where(n > 0, np.int64(1) << np.maximum(n - 1, 0), 0)
+    below = x >> 63                                       # -1 below zero, else 0
+    if not n.all():
+        below &= -(n > 0).astype(np.int64)                # no correction where n == 0
+    x += half
+    x += below
+    x >>= n
+    return x
+
+
+def _double_round(x: np.ndarray, scale, shift, inplace: bool = False) -> np.ndarray:
+    """TensorFlow Lite's MultiplyByQuantizedMultiplier with multiplier `scale` (Q31) and
+    right shift `shift - 31` (a left shift when `shift` < 31).
+
+    SaturatingRoundingDoublingHighMul's nudge-and-truncate, (ab + nudge) / 2**31 with
+    nudge = 2**30 (ab >= 0) or 1 - 2**30 (ab < 0), equals floor((ab + 2**30) / 2**31) for
+    every ab: ties round toward +infinity. The saturating case (both operands INT32_MIN)
+    cannot occur: the scale is unsigned and below 2**31."""
+    scale = np.asarray(scale, dtype=np.int64)
+    shift = np.asarray(shift, dtype=np.int64)
+    left = np.maximum(31 - shift, 0)
+    right = np.maximum(shift - 31, 0)
+    ab = (x << left) if left.any() else (x if inplace else x.copy())
+    ab *= scale
+    ab += np.int64(1 << 30)
+    ab >>= 31
+    return _round_shift_away(ab, right)
+
+
+def rescale(x: np.ndarray, scale, shift, round_mode: str, inplace: bool = False) -> np.ndarray:
+    """x * scale / 2**shift with the stream's rounding mode (int64 in, int64 out);
+    `inplace` lets it reuse x's memory."""
+    x = x.astype(np.int64, copy=False)
+    if round_mode.endswith("DBL"):
+        return _double_round(x, scale, shift, inplace and x.flags.writeable)
+    scale = np.asarray(scale, dtype=np.int64)
+    shift = np.asarray(shift, dtype=np.int64)
+    prod = x * scale
+    if round_mode.endswith("TRUNCATE"):
+        return _trunc_shift(prod, shift)
+    half = np.where(shift > 0, np.int64(1) << np.maximum(shift - 1, 0), 0)
+    return (prod + half) >> shift                       # NATURAL
+
+
+def to_ofm(values: np.ndarray, zero_point: int, lo: int, hi: int, bits: int, signed: bool) -> np.ndarray:
+    """Add the OFM zero point, clamp to the activation range and the OFM type's range."""
+    tmin, tmax = (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if signed else (0, (1 << bits) - 1)
+    out = values + zero_point
+    np.maximum(out, max(lo, tmin), out=out)
+    return np.minimum(out, min(hi, tmax), out=out)

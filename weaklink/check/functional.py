@@ -1,0 +1,84 @@
+"""`weaklink check --functional`: compute the inference on bytes with the image's memory map.
+
+1. owners of the address space: every NPU region at the base the backend passes, the model
+   blob where it sits in the image, and every data object of the image (ELF symbols);
+2. the functional run at those bases (done by npu.run): every NPU read and write, with its
+   operation and absolute address range;
+3. `corrupts` findings: writes over bytes another region, the model or a symbol still needs
+   (npu.functional.corruption says when bytes are still needed);
+4. the same inference with every region placed apart: when the outputs differ, the verdict
+   is `wrong`.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from weaklink.analyze.findings import Finding
+from weaklink.read import elfstructs as S
+
+CORRUPTS = "corrupts"
+INPUT_SEED = 0
+
+
+@dataclass(frozen=True)
+class FunctionalCheck:
+    outputs: tuple               # at the image's bases
+    separate_outputs: tuple      # every region placed apart
+    corruptions: tuple
+
+    @property
+    def outputs_equal(self) -> bool:
+        return all(a.tobytes() == b.tobytes() for a, b in zip(self.outputs, self.separate_outputs))
+
+    def to_json(self) -> dict:
+        differ = sum(int(np.count_nonzero(a.view(np.uint8) != b.view(np.uint8)))
+                     for a, b in zip(self.outputs, self.separate_outputs))
+        total = sum(a.nbytes for a in self.outputs)
+        return {"outputs_equal_to_separate_placement": self.outputs_equal,
+                "output_bytes_differing": differ, "output_bytes": total,
+                "corruptions": [c.to_json() for c in self.corruptions]}
+
+
+def default_inputs(model) -> list[np.ndarray]:
+    """Seeded random inputs, one per model input, of the element size Vela recorded."""
+    rng = np.random.default_rng(INPUT_SEED)
+    dtypes = {1: np.int8, 2: np.int16, 4: np.int32}
+    out = []
+    for io in model.inputs:
+        shape = tuple(d for d in io.shape if d)
+        info = np.iinfo(dtypes[io.elem_size])
+        out.append(rng.integers(info.min, info.max + 1, size=shape, dtype=dtypes[io.elem_size]))
+    return out
+
+
+def owners(table, image) -> list:
+    from npu.functional.corruption import MODEL, REGION, SYMBOL, Owner
+    out = [Owner(REGION, f"region {b.region} ({b.name})", b.address, b.address + b.size, b.region)
+           for b in table.bases if b.size]
+    model_end = table.model_address + len(table.model_bytes)
+    if table.model_address:
+        out.append(Owner(MODEL, "the model (vela_bin_stream blob)", table.model_address, model_end))
+    t = image.targets
+    for i in np.flatnonzero((t.type == S.STT_OBJECT) & (t.size > 0)):
+        start, size = int(t.address[i]), int(t.size[i])
+        if table.model_address <= start < model_end:
+            continue                      # the blob itself: reported as the model
+        name = image.text(int(t.name_off[i]), int(t.name_len[i]))
+        out.append(Owner(SYMBOL, f"`{name}`", start, start + size))
+    return out
+
+
+def functional_check(model, table, image, run, accelerator) -> tuple[FunctionalCheck, list[Finding]]:
+    from npu.functional import run_functional
+    from npu.functional.corruption import find_corruptions, separate_placement
+    from npu.hw import accelerator as npu_accelerator
+    bases = {b.region: b.address for b in table.bases}
+    found = find_corruptions(run.functional, owners(table, image), bases)
+    sizes = {r: max(b.size or 0, model.region_sizes.get(r, 0)) for r, b in
+             ((b.region, b) for b in table.bases)}
+    apart = run_functional(model, npu_accelerator(accelerator), separate_placement(sizes), default_inputs(model))
+    check = FunctionalCheck(run.functional.outputs, apart.outputs, tuple(found))
+    findings = [Finding(CORRUPTS, "error", c.owner.name, c.message) for c in found]
+    return check, findings
