@@ -154,10 +154,13 @@ class LldLinker:
 
     # -- inputs -----------------------------------------------------------------------------------
     def _walk(self, items):
+        """Inputs left to right; --defsym and -T assignments wait for declareSymbols."""
         in_lib = 0
         for item in items:
-            block = item.lazy if item.kind in ("file", "library") else 0
-            if block != in_lib and item.kind != "defsym":   # a --start-lib block: one group id
+            if item.kind not in ("file", "library", "group"):
+                continue
+            block = item.lazy if item.kind != "group" else 0
+            if block != in_lib:                  # a --start-lib block shares one group id
                 if in_lib:
                     self.next_group += 1
                 in_lib, self.in_group = block, bool(block)
@@ -171,7 +174,6 @@ class LldLinker:
         if in_lib:
             self.in_group = False
             self.next_group += 1
-            # --defsym and -T assignments wait for declareSymbols
 
     def _group_id(self) -> int:
         gid = self.next_group
