@@ -1,7 +1,8 @@
-"""Benchmark: the resolution model vs arm-none-eabi-ld on one synthetic large link.
+"""Benchmark: the resolution model vs arm-none-eabi-ld on one synthetic large link (P2), and
+on a gcc-driver link with newlib (the npuapp fixture).
 
     /tmp/venv/bin/python benchmarks/bench_link.py [--objects 2000] [--archives 40]
-        [--members 500] [--cache DIR] [--repeat 3]
+        [--members 500] [--cache DIR] [--repeat 3] [--skip-p2] [--skip-driver]
 
 Inputs (generated once as assembly, assembled in batches, cached under --cache): OBJECTS
 objects and ARCHIVES archives of MEMBERS members each. Every unit defines a few functions and
@@ -9,6 +10,10 @@ data symbols and references symbols of later archives, so extraction chains acro
 and a fifth of the members are pulled. Prints both wall times (best of --repeat), the ratio
 and peak memory (RSS of a fresh process for each side). The model's time is given for link()
 (every decision) and with the lazily built per-symbol table as well.
+
+The driver link: `weaklink link -- arm-none-eabi-gcc …` as a fresh process (interpreter start,
+imports, `gcc -###`, ld's default-script cache, --gc-sections included) against the real
+`arm-none-eabi-gcc …` link of the same line (best of --repeat each).
 """
 from __future__ import annotations
 
@@ -109,10 +114,39 @@ def main() -> int:
     ap.add_argument("--members", type=int, default=500)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--cache", default=os.path.join(tempfile.gettempdir(), "weaklink-bench"))
+    ap.add_argument("--skip-p2", action="store_true")
+    ap.add_argument("--skip-driver", action="store_true")
     opts = ap.parse_args()
     if not toolchain.available():
         print("arm-none-eabi toolchain not installed; nothing to compare with", file=sys.stderr)
         return 2
+    if not opts.skip_p2:
+        bench_p2(opts)
+    if not opts.skip_driver:
+        bench_driver(opts)
+    return 0
+
+
+def bench_driver(opts) -> None:
+    """A gcc-driver link with newlib, modelled by a fresh `weaklink link -- gcc …` process."""
+    from weaklink import fixtures
+    app = fixtures.build_npuapp()
+    out = Path(tempfile.mkdtemp()) / "bench.elf"
+    real = [*app.argv[:-2], "-o", str(out)]
+    model = [sys.executable, "-m", "weaklink.cli", "link", "--", *app.argv]
+    run_measured(model, app.cwd)                      # warm ld's default-script cache, page cache
+    ld_runs = [run_measured(real, app.cwd) for _ in range(opts.repeat)]
+    model_runs = [run_measured(model, app.cwd) for _ in range(opts.repeat)]
+    ld_s, model_s = min(w for w, _, _ in ld_runs), min(w for w, _, _ in model_runs)
+    print(f"driver link (npuapp: newlib nosys, --gc-sections, Corstone-300 script): "
+          f"exit model {model_runs[0][2]}, gcc {ld_runs[0][2]}")
+    print(f"model  {model_s:.3f} s as a fresh `weaklink link -- gcc …` process (start-up, "
+          f"gcc -###, reading newlib included; best of {opts.repeat})")
+    print(f"gcc    {ld_s:.3f} s for the real link through the driver (best of {opts.repeat})")
+    print(f"ratio  {model_s / ld_s:.2f}x the real link's wall time (goal <= 1.0)")
+
+
+def bench_p2(opts) -> None:
     key = hashlib.sha1(f"{opts.objects}/{opts.archives}/{opts.members}/{toolchain.version()}"
                        .encode()).hexdigest()[:12]
     root = Path(opts.cache) / key
@@ -156,7 +190,6 @@ def main() -> int:
     here = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"peak RSS: model process {model_proc[1] / 1024:.0f} MiB, ld {ld_rss:.0f} MiB"
           f" (this process: {here:.0f} MiB)")
-    return 0
 
 
 if __name__ == "__main__":

@@ -125,7 +125,8 @@ def run(model: Model | str | Path | bytes, *, accelerator: str, system_config: s
         raise InputError(None, "two bases for the same region")
     driver = invoke_checks(model.cop1.data, bases, acc, stream_address=stream_address,
                            fast_memory=fast_memory, fast_memory_size=fast_memory_size)
-    bindings = _bindings(driver.bases, board, sysconf, mode, model.regions_used())
+    # A *_REGION register the stream never writes reads as 0, so every stream can reach region 0.
+    bindings = _bindings(driver.bases, board, sysconf, mode, model.regions_used() | {0})
     fetch = _stream_fetch_failure(model, board, mode.name, stream_address) if driver.ok else None
     if not driver.ok:
         execution = Execution("error", f"driver: ethosu_invoke_v3 returns -1: {driver.reason}", 0, [])

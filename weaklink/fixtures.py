@@ -17,6 +17,7 @@ import hashlib
 import importlib.util
 import json
 import os
+import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -360,3 +361,56 @@ def vela_tflite(target: str, network: str = FIXTURE_NETWORK, cache: str | Path |
     t = TARGETS[target]
     return Path(_model_generator().build_tflite(network, t.accelerator, t.system_config,
                                                 t.memory_mode, cache_dir(cache) / "models"))
+
+
+# -- npuapp: an application linked by the gcc driver with newlib (issue 9) ------------------------
+NPUAPP = FIRMWARE / "npuapp"
+
+
+@dataclass(frozen=True)
+class DriverLink:
+    """A link run through arm-none-eabi-gcc: the driver's argv (relative to `cwd`), outcome."""
+
+    cwd: Path
+    argv: tuple[str, ...]
+    returncode: int
+    stderr: str
+    elf: Path
+    map: Path
+
+
+def build_npuapp(cache: str | Path | None = None) -> DriverLink:
+    """fixtures/firmware/npuapp: a driver archive with weak NPU hooks, a board archive whose
+    cache-hook overrides are never extracted, newlib (nosys), --gc-sections and the
+    Corstone-300 script (INCLUDEd by npuapp.ld through -L)."""
+    root = cache_dir(cache)
+    out = root / "npuapp"
+    flags = (*toolchain.CPU_FLAGS, "-O2", "-g", "-ffunction-sections", "-fdata-sections",
+             "-Wall", "-Werror", f"-I{NPUAPP / 'driver'}")
+    objs = {}
+    for src in ("driver/hooks.c", "driver/run.c", "board/cache.c", "board/init.c",
+                "app/main.c", "app/startup.c"):
+        obj = out / (Path(src).stem + ".o")
+        _step("gcc", [*flags, "-c", NPUAPP / src, "-o", obj.relative_to(root)], obj,
+              [NPUAPP / src, NPUAPP / "driver/npu_hooks.h"], root)
+        objs[Path(src).stem] = obj
+    _archive(out / "libnpudrv.a", [objs["hooks"], objs["run"]], root)
+    _archive(out / "libboard.a", [objs["init"], objs["cache"]], root)
+    script = out / "corstone-300.ld"
+    source = FIRMWARE / "ld" / "corstone-300.ld"
+    _step("gcc", ["-E", "-P", "-x", "c", "-DETHOSU_ARENA=0", source, "-o",
+                  script.relative_to(root)], script, [source], root)
+    argv = (toolchain.tool("gcc"), *toolchain.CPU_FLAGS, "-specs=nosys.specs",
+            "-Wl,--gc-sections", "-L.", "-T", str(NPUAPP / "npuapp.ld"), "startup.o", "main.o",
+            "libnpudrv.a", "libboard.a", "-o", "npuapp.elf")
+    elf, map_ = out / "npuapp.elf", out / "npuapp.map"
+    record = out / "npuapp.link.json"
+    key = _digest(argv, [NPUAPP / "npuapp.ld", script, *objs.values()])
+    if record.exists() and (saved := json.loads(record.read_text()))["key"] == key:
+        return DriverLink(out, argv, saved["returncode"], saved["stderr"], elf, map_)
+    elf.unlink(missing_ok=True)
+    proc = subprocess.run([*argv, f"-Wl,-Map,{map_.name},--cref"], cwd=out,
+                          capture_output=True, text=True)
+    record.write_text(json.dumps({"key": key, "returncode": proc.returncode,
+                                  "stderr": proc.stderr}, indent=1))
+    return DriverLink(out, argv, proc.returncode, proc.stderr, elf, map_)

@@ -20,7 +20,9 @@ from pathlib import Path
 from weaklink import toolchain
 from weaklink.read.ldmap import LinkMap, parse_map_text
 from weaklink.resolve import link as model_link
-from weaklink.resolve.oracle import LdRun, parse_ld_stderr  # noqa: F401  (part of this API)
+from weaklink.resolve import link_driver as model_link_driver
+from weaklink.resolve.oracle import (LdRun, parse_gc_lines, parse_ld_stderr,  # noqa: F401
+                                     recorded_run)
 from weaklink.resolve.result import LinkResult
 
 
@@ -72,14 +74,32 @@ class Scenario:
         from weaklink.resolve.lld.oracle import run_lld
         return run_lld(args, self.root)
 
+    def link_driver(self, argv: list[str], **kw) -> LinkResult:
+        """The model's prediction for a compiler-driver line, e.g.
+        `["arm-none-eabi-gcc", "-specs=nosys.specs", "main.o", "libdrv.a"]` (ld_args is set)."""
+        return model_link_driver(argv, cwd=str(self.root), **kw)
+
+    def driver(self, argv: list[str], map_name: str = "out.map") -> LdRun:
+        """Run the real driver line with -Map, --cref and (with --gc-sections)
+        --print-gc-sections passed to ld; output is linked to out.elf unless -o is given."""
+        extra = [f"-Wl,-Map,{map_name},--cref,--no-demangle"]
+        if any("--gc-sections" in a for a in argv):
+            extra.append("-Wl,--print-gc-sections")
+        out = [] if "-o" in argv else ["-o", "out.elf"]
+        proc = subprocess.run([*argv, *extra, *out], cwd=self.root, capture_output=True,
+                              text=True)
+        return recorded_run(proc.returncode, proc.stderr, self.root / map_name)
+
     def ld(self, args: list[str], map_name: str = "out.map") -> LdRun:
         """Run the real ld with -Map and --cref (output discarded); --no-demangle keeps the
         map's names raw, as the model reports them."""
+        gc = ["--print-gc-sections"] if "--gc-sections" in args else []
         argv = [toolchain.tool("ld"), "-Map", map_name, "--cref", "--no-demangle",
-                "-o", "out.elf", *args]
+                "-o", "out.elf", *gc, *args]
         proc = subprocess.run(argv, cwd=self.root, capture_output=True, text=True)
         errors, trace, more = parse_ld_stderr(proc.stderr)
         path = self.root / map_name
         text = path.read_text() if path.exists() else ""
         lmap = parse_map_text(text, str(path)) if text else LinkMap()   # empty: ld aborted
-        return LdRun(proc.returncode, proc.stderr, errors, lmap, trace, more)
+        return LdRun(proc.returncode, proc.stderr, errors, lmap, trace, more,
+                     parse_gc_lines(proc.stderr))

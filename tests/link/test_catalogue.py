@@ -240,7 +240,8 @@ def test_provide(sc, ref_kind, provided):
     res = agree(sc, ["-T", "p.ld", "m.o"])
     if ref_kind != "none":
         info = res.symbols["prov"]
-        assert (info.binding == "absolute") is provided
+        assert (info.binding == "script") is provided
+        assert info.value == (0x2222 if provided else None)
 
 
 def test_comdat_first_group_wins(sc):
@@ -316,7 +317,8 @@ def test_script_assignments_at_their_place(sc, script, tail, extracted):
     sc.archive("libs.a", ["s.o"])
     (sc.root / "x.ld").write_text(f"ENTRY(_start)\n{script}\n")
     res = agree(sc, ["m.o", "-T", "x.ld", *tail, "-y", "s"])
-    assert res.ok and members(res) == extracted and res.symbols["s"].binding == "absolute"
+    assert res.ok and members(res) == extracted and res.symbols["s"].binding == "script"
+    assert res.symbols["s"].value == 0x80
 
 
 def test_provide_before_the_reference_does_not_fire(sc):
@@ -326,14 +328,14 @@ def test_provide_before_the_reference_does_not_fire(sc):
     assert members(res) == ["libs.a(s.o)"] and res.symbols["s"].file == "libs.a(s.o)"
 
 
-def test_gc_sections_limit_is_flagged(sc):
+def test_gc_sections_drops_undefined_reference_in_collected_section(sc):
     """Catalogue case "undefined reference only in a GC'd section": ld links (the unused
-    function is collected), the model does not model GC and says so in a warning."""
+    function is collected before undefined symbols are reported), and so does the model."""
     sc.asm("m.o", start() + '.section .text.unused,"ax",%progbits\n.word missing\n')
     args = [*E, "--gc-sections", "m.o"]
-    res, ld = sc.link(args), sc.ld(args)
-    assert ld.ok and not res.ok
-    assert [w.kind for w in res.warnings] == ["not-modelled"]
+    res = agree(sc, args)
+    assert res.ok and [(c.file, c.section) for c in res.collected] == [("m.o", ".text.unused")]
+    assert not agree(sc, [*E, "m.o"]).ok
 
 
 def test_scenario_docstring_example(sc):

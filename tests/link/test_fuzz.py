@@ -57,15 +57,17 @@ def mutate(blob: bytes, ops) -> bytes:
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(target=st.sampled_from(["m.o", "libq.a", "libt.a"]), ops=mutations())
-def test_mutated_inputs_give_result_or_input_error(originals, target, ops):
+@given(target=st.sampled_from(["m.o", "libq.a", "libt.a"]), ops=mutations(),
+       extra=st.sampled_from([[], ["--gc-sections"], ["--gc-sections", "--wrap=q1"]]))
+def test_mutated_inputs_give_result_or_input_error(originals, target, ops, extra):
+    """Also with --gc-sections, which reads section headers, groups and relocations."""
     blobs, root = originals
     bad = root / f"bad_{target}"
     bad.write_bytes(mutate(blobs[target], ops))
     others = [n for n in ("m.o", "libq.a") if n != target]
     try:
-        res = weaklink.link(["-e", "_start", f"bad_{target}", *others, "-u", "g"], cwd=root,
-                            why_not=["q2", "c"])
+        res = weaklink.link(["-e", "_start", *extra, f"bad_{target}", *others, "-u", "g"],
+                            cwd=root, why_not=["q2", "c"])
         res.to_json()
     except InputError as exc:
         assert exc.path and str(exc)

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import struct
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 import npu
@@ -31,6 +31,7 @@ def _mutate(data: bytes, edits) -> bytes:
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(edits=st.lists(st.tuples(st.integers(0, 1 << 16), st.integers(0, 0xFFFFFFFF), st.integers(0, 2)),
                       min_size=1, max_size=6))
+@example(edits=[(189, 2, 0)])   # drops OFM_REGION: the OFM goes to region 0, never based
 def test_mutated_streams(compiled, edits):
     for c in compiled[::4]:
         payload = load_model(c.blob).cop1.data

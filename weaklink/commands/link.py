@@ -1,6 +1,8 @@
-"""Predict what arm-none-eabi-ld (GNU ld 2.40) decides for an ld command line, without linking.
+"""Predict what arm-none-eabi-ld (GNU ld 2.40) decides for a link, without linking.
 
-`weaklink link [--json] [--why-extract] [--trace-symbol SYM] [--why-not SYM] <ld args…>`
+`weaklink link [--json] [--symbols] [--why-extract] [--trace-symbol SYM] [--why-not SYM]
+ [--] LD-ARGS…` or `… -- CC ARGS…` (a compiler-driver line: gcc, g++ or any gcc-compatible
+driver; weaklink runs `CC ARGS -###` and models the ld line it prints).
 Exit status: 0 the link would succeed, 1 it would fail, 2 bad input or usage.
 """
 from __future__ import annotations
@@ -9,13 +11,17 @@ import argparse
 import sys
 
 EPILOG = """Exit status: 0 the link would succeed, 1 it would fail, 2 bad input or usage.
-Everything after the options above is passed as ld's own command line, e.g.
+Everything after the options above is ld's own command line, or, after --, a compiler-driver
+line, e.g.
   weaklink link --json -T app.ld main.o -L lib -lfoo --start-group liba.a libb.a --end-group
+  weaklink link --why-not ethosu_flush_dcache -- arm-none-eabi-gcc -specs=nosys.specs \\
+      -Wl,--gc-sections main.o libdrv.a -o app.elf
 "loaded" lists objects and archive members in load order; "extracted" is the map's
 "Archive member included to satisfy reference by file (symbol)" table (--whole-archive
-members appear there as symbol "--whole-archive" with file null, as ld prints them).
-Not modelled: --gc-sections (undefined references inside collected sections are still
-reported), shared libraries, --wrap, LTO, symbol versions."""
+members appear there as symbol "--whole-archive" with file null, as ld prints them);
+"collected" lists the sections --gc-sections removes, as --print-gc-sections does; "ld_args"
+is the ld line modelled for a driver line. Without -T, ld's built-in script (ld --verbose)
+is used. Not modelled: shared libraries, LTO IR objects, symbol versions."""
 
 
 def add_parser(subparsers) -> None:
@@ -24,6 +30,8 @@ def add_parser(subparsers) -> None:
         description=__doc__.splitlines()[0], epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter, allow_abbrev=False)
     p.add_argument("--json", action="store_true", help="print the JSON report (schema 1)")
+    p.add_argument("--symbols", action="store_true",
+                   help="print the full symbol table (one row per global symbol)")
     p.add_argument("--why-extract", action="store_true",
                    help="list each extracted member, the referencing file and the symbol")
     p.add_argument("--trace-symbol", action="append", default=[], metavar="SYM",
@@ -39,9 +47,53 @@ def add_parser(subparsers) -> None:
     p.set_defaults(run=run, accepts_extra=True)
 
 
+def _model(args):
+    """The LinkResult for the command line after the options: ld's, or a driver's after --."""
+    from weaklink.resolve import link, link_driver
+    from weaklink.resolve.compiler_driver import is_driver
+
+    extra = list(args.extra)
+    dashed = extra[:1] == ["--"]
+    rest = extra[1:] if dashed else extra
+    kw = {"trace": args.trace_symbol, "why_not": args.why_not}
+    if dashed and rest and is_driver(rest[0]):
+        return link_driver(rest, **kw)
+    return link(rest, **kw)
+
+
 def _ld_args(args) -> list[str]:
     extra = list(args.extra)
     return extra[1:] if extra[:1] == ["--"] else extra
+
+
+def _verdict_lines(result) -> list[str]:
+    lines = [f"ld: removing unused section '{c.section}' in file '{c.file}'"
+             for c in result.collected] if result.print_gc_sections else []
+    lines += [f"ld: {d.file + ': ' if d.file else ''}{d.message}"
+              for d in (*result.warnings, *result.errors)]
+    lines.append("link would " + ("succeed" if result.ok else "FAIL"))
+    return lines
+
+
+def _answers(args, result) -> list[str]:
+    """The answers to the questions asked, in the order of the options."""
+    out = []
+    if args.why_extract:
+        out += ["Archive member included to satisfy reference by file (symbol)", "",
+                *result.why_extract_lines(), ""]
+    out += [f"ld: {line}" for line in result.trace]
+    for w in result.why_not:
+        out.append(f"why not {w.symbol} from {w.file}: {w.detail} [{w.reason}]")
+    for name in args.why_not:
+        info = result.symbols.get(name)
+        if info is None:
+            out.append(f"{name}: no input mentions it")
+            continue
+        where = f" in {info.file}" if info.file else ""
+        state = "" if info.kept else ", but --gc-sections removes its section: not in the image"
+        out.append(f"{name} resolves to the {info.binding} definition{where}"
+                   f"{' (' + info.section + ')' if info.section else ''}{state}")
+    return out
 
 
 def run(args) -> int:
@@ -49,27 +101,19 @@ def run(args) -> int:
         return _run_compare(args)
     if args.flavor == "lld":
         return _run_lld(args)
-    from weaklink.resolve import link
-
-    result = link(_ld_args(args), trace=args.trace_symbol, why_not=args.why_not)
+    result = _model(args)
     if args.json:
         print(result.dumps(extras=bool(args.trace_symbol or args.why_not)))
         return 0 if result.ok else 1
-    out = sys.stdout
-    if args.why_extract:
-        print("Archive member included to satisfy reference by file (symbol)\n", file=out)
-        print("\n".join(result.why_extract_lines()), file=out)
-        print(file=out)
-    for line in result.trace:
-        print(f"ld: {line}", file=out)
-    for w in result.why_not:
-        print(f"why not {w.symbol} from {w.file}: {w.detail} [{w.reason}]", file=out)
-    if not (args.why_extract or args.trace_symbol or args.why_not):
-        print(result.table(), file=out)
-    for d in (*result.warnings, *result.errors):
-        where = f"{d.file}: " if d.file else ""
-        print(f"ld: {where}{d.message}", file=out)
-    print("link would " + ("succeed" if result.ok else "FAIL"), file=out)
+    asked = args.why_extract or args.trace_symbol or args.why_not
+    lines = _answers(args, result) if asked else []
+    if args.symbols:
+        lines.append(result.table())
+    elif not asked:
+        lines.append(result.summary())
+    if result.ld_args is not None and not asked:
+        lines.insert(0, "ld " + " ".join(result.ld_args))
+    print("\n".join([*lines, *_verdict_lines(result)]), file=sys.stdout)
     return 0 if result.ok else 1
 
 

@@ -133,6 +133,8 @@ def _discarded_table(src: _Lines) -> tuple[DiscardedSection, ...]:
     out, pending = [], None
     for k, line in src.table_rows():
         parts = line.split()
+        if line.strip().endswith("(size before relaxing)"):
+            continue                     # the pre-relaxation size of the row above
         if len(parts) == 1 and pending is None:
             pending = parts[0]
             continue

@@ -196,6 +196,11 @@ class ObjectFile:
             out.append(ComdatGroup(self._group_signature(i), (i, *words[1:].tolist())))
         return tuple(out)
 
+    @cached_property
+    def section_table(self) -> "SectionTable":
+        """Input sections, their groups and relocation targets (for --gc-sections)."""
+        return SectionTable(self)
+
     def _group_signature(self, i: int) -> str:
         sh = self.elf.sections[i]
         where = int(self.elf.header["e_shoff"]) + i * S.SHDR.itemsize
@@ -230,3 +235,98 @@ class ObjectFile:
         used = np.unique(np.concatenate(list(idx_by_sym.values())))
         hit = np.isin(self.index, used)
         return {self.names[k] for k in np.flatnonzero(hit).tolist()}
+
+
+# -- sections and relocations, for garbage collection (read only when --gc-sections asks) --------
+R_ARM_GNU_VTENTRY, R_ARM_GNU_VTINHERIT = 100, 101
+# Sections that are not input sections of a link: tables the linker folds into others.
+_NOT_INPUT = frozenset((S.SHT_NULL, S.SHT_SYMTAB, S.SHT_STRTAB, S.SHT_REL, S.SHT_RELA,
+                        S.SHT_SYMTAB_SHNDX, S.SHT_GROUP))
+
+
+@dataclass(frozen=True, slots=True)
+class Section:
+    index: int
+    name: str
+    type: int
+    flags: int
+    size: int
+    link: int
+    group: int          # index of the SHT_GROUP section holding it, or 0
+
+
+class SectionTable:
+    """The input sections of one object and the symbols their relocations use, read lazily
+    from an ObjectFile (linker-neutral: GNU ld's and lld's GC both use it)."""
+
+    def __init__(self, obj: "ObjectFile"):
+        self.obj = obj
+        elf = obj.elf
+        sh = elf.sections
+        cols = [sh[k].tolist() for k in ("sh_type", "sh_flags", "sh_size", "sh_link", "sh_info")]
+        self._raw = list(zip(*cols)) if len(sh) else []
+        group_of, order = {}, {}
+        for i, (t, *_rest) in enumerate(self._raw):
+            if t == S.SHT_GROUP:
+                n = int(sh["sh_size"][i]) // 4
+                words = np.frombuffer(elf.data, "<u4", count=n, offset=int(sh["sh_offset"][i]))
+                for m in words[1:].tolist():
+                    group_of.setdefault(m, i)
+                order[i] = words[1:].tolist()
+        # SHT_GROUP sections are input sections too (ld sweeps them with their first member)
+        self.sections: list[Section] = [
+            Section(i, elf.section_name(i), t, f, size, link, group_of.get(i, 0))
+            for i, (t, f, size, link, _) in enumerate(self._raw)
+            if t not in _NOT_INPUT or t == S.SHT_GROUP]
+        self.by_index = {s.index: s for s in self.sections}
+        self.group_members = {g: [m for m in ms if m in self.by_index and
+                                  self.by_index[m].type != S.SHT_GROUP]
+                              for g, ms in order.items()}
+        self._rel: dict[int, list[int]] = {}
+        for i, (t, _, _, _, target) in enumerate(self._raw):
+            if t in (S.SHT_REL, S.SHT_RELA):
+                self._rel.setdefault(target, []).append(i)
+
+    def group_signature(self, group: int) -> str:
+        return self.obj._group_signature(group)
+
+    @cached_property
+    def _symbol_shndx(self) -> list[int]:
+        """Section index of every symbol (SHN_XINDEX resolved)."""
+        elf = self.obj.elf
+        if not len(elf.symbols):
+            return []
+        out = elf.symbols["st_shndx"].astype(np.int64)
+        if (out == S.SHN_XINDEX).any():
+            out = elf.symbol_section_indices().astype(np.int64)
+        return out.tolist()
+
+    @cached_property
+    def _global_row(self) -> dict[int, int]:
+        return {k: r for r, k in enumerate(self.obj._index)}
+
+    def references(self, index: int) -> tuple[list[int], list[int]]:
+        """What the relocations of section `index` point at: sections of this file (local
+        symbols) and rows of global symbols (ObjectFile.rows). GNU C++ vtable-GC relocations
+        are skipped."""
+        local, names = [], []
+        elf, glob = self.obj.elf, self._global_row
+        shndx = self._symbol_shndx
+        nsym = len(shndx)
+        for r in self._rel.get(index, ()):
+            t, _, size, _, _ = self._raw[r]
+            dt = REL if t == S.SHT_REL else RELA
+            off = int(elf.sections["sh_offset"][r])
+            info = np.frombuffer(elf.data, dt, count=size // dt.itemsize, offset=off)["r_info"]
+            types = (info & 0xFF).tolist()
+            for k, ty in zip((info >> 8).tolist(), types):
+                if ty in (R_ARM_GNU_VTENTRY, R_ARM_GNU_VTINHERIT) or k == 0 or k >= nsym:
+                    continue
+                row = glob.get(k)
+                if row is not None:
+                    names.append(row)
+                else:
+                    sec = shndx[k]
+                    if 0 < sec < S.SHN_LORESERVE:
+                        local.append(sec)
+        return local, names

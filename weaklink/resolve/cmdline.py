@@ -3,6 +3,7 @@
 Inputs keep their command-line order (ld processes them left to right). `-u`, `-e`,
 `--require-defined` and a `-T` script's ENTRY/EXTERN are global: ld enters them as undefined
 before reading any file (linker_semantics.md §2.1 item 8). `--defsym` is positional (§3.4).
+`--wrap`, `--gc-sections`, `--cref` and `-m` are kept for the passes that use them.
 Options that cannot change which definition wins are accepted and ignored; anything else is
 a UsageError, so a prediction is never silently made for a link we do not model.
 """
@@ -35,15 +36,14 @@ IGNORED_FLAGS = frozenset("""
 # Options taking a value (`--opt=V`, `--opt V`, or `-oV` for one-letter ones), ignored.
 IGNORED_WITH_VALUE = frozenset("""
 -o --output -Map -m -A --architecture -O -Ttext -Tdata -Tbss -Ttext-segment
---section-start --sort-section --target2 --sysroot --build-id --hash-style -plugin
+--section-start --sort-section --target2 --sysroot --build-id --hash-style
 -plugin-opt --oformat -b --format -R --just-symbols -Y --stub-group-size --thumb-entry
 --vfp11-denorm-fix --fix-stm32l4xx-629360 --orphan-handling --exclude-libs
 --print-memory-usage-file --dependency-file --error-handling-script --wrap-undefined
---image-base --max-cache-size --plugin --plugin-opt -a --retain-symbols-file
+--image-base --max-cache-size --plugin-opt -a --retain-symbols-file
 """.split()) - {"--wrap-undefined"}
 ONE_LETTER_VALUE = ("-o", "-T", "-m", "-A", "-O", "-b", "-R", "-Y", "-a")
 UNSUPPORTED = {
-    "--wrap": "--wrap renames symbols; not modelled",
     "-r": "relocatable links (-r) are not modelled",
     "--relocatable": "relocatable links (-r) are not modelled",
     "-shared": "shared libraries are not modelled",
@@ -78,8 +78,15 @@ class LinkOptions:
     scripts: tuple[str, ...] = ()
     trace: tuple[str, ...] = ()
     nostdlib: bool = False
-    gc_sections: bool = False   # accepted; resolution and extraction happen before GC
+    gc_sections: bool = False
     demangle: bool = True       # ld prints C++ names demangled unless --no-demangle
+    wrap: tuple[str, ...] = ()  # --wrap=SYM (wrap.py)
+    cref: bool = False          # --cref: ld notices every symbol (notice_all), which -y sees
+    print_gc: bool = False
+    emulation: str | None = None   # -m EMULATION: chooses ld's default script
+    plugin: bool = False        # -plugin: ld loads a plugin (rules.py: ld/plugin.c notices)
+    init: str = "_init"         # -init / -fini: DT_INIT/DT_FINI names, --gc-sections roots
+    fini: str = "_fini"
 
 
 @dataclass
@@ -96,6 +103,13 @@ class _State:
     nostdlib: bool = False
     gc_sections: bool = False
     demangle: bool = True
+    wrap: list = field(default_factory=list)
+    cref: bool = False
+    print_gc: bool = False
+    emulation: str | None = None
+    plugin: bool = False
+    init: str = "_init"
+    fini: str = "_fini"
     lld: bool = False           # accept lld's --start-lib / --end-lib
     lib: int = 0                # inside the n-th --start-lib block (0: outside)
     libs: int = 0
@@ -137,6 +151,11 @@ def _valued(st: _State, arg: str, args: list[str], i: int) -> int | None:
         (("-e", "--entry"), lambda v: setattr(st, "entry", v)),
         (("--defsym",), lambda v: st.stack[-1].append(_defsym(v))),
         (("-y", "--trace-symbol"), st.trace.append),
+        (("--wrap", "-wrap"), st.wrap.append),
+        (("-m",), lambda v: setattr(st, "emulation", v)),
+        (("-plugin", "--plugin"), lambda v: setattr(st, "plugin", True)),
+        (("-init", "--init"), lambda v: setattr(st, "init", v)),
+        (("-fini", "--fini"), lambda v: setattr(st, "fini", v)),
         (("-T", "--script", "-dT", "--default-script"), lambda v: (
             st.scripts.append(v), st.stack[-1].append(InputItem("script", v)))),
     )
@@ -186,10 +205,16 @@ def _flag(st: _State, arg: str) -> bool:
         st.nostdlib = True
     elif arg in ("--gc-sections", "-gc-sections"):
         st.gc_sections = True
+    elif arg in ("--no-gc-sections", "-no-gc-sections"):
+        st.gc_sections = False
     elif arg == "--demangle" or arg.startswith("--demangle="):
         st.demangle = True
     elif arg == "--no-demangle":
         st.demangle = False
+    elif arg in ("--cref", "-cref"):
+        st.cref = True
+    elif arg in ("--print-gc-sections", "-print-gc-sections"):
+        st.print_gc = True
     elif arg in IGNORED_FLAGS or norm in IGNORED_FLAGS:
         pass
     else:
@@ -241,4 +266,5 @@ def parse(args: list[str], *, lld: bool = False) -> LinkOptions:
         raise UsageError("--start-group without --end-group")
     return LinkOptions(tuple(st.stack[0]), tuple(st.undefined), st.entry, tuple(st.require),
                        st.muldefs, tuple(st.dirs), tuple(st.scripts), tuple(st.trace),
-                       st.nostdlib, st.gc_sections, st.demangle)
+                       st.nostdlib, st.gc_sections, st.demangle, tuple(st.wrap), st.cref,
+                       st.print_gc, st.emulation, st.plugin, st.init, st.fini)

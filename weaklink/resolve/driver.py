@@ -20,7 +20,9 @@ from weaklink.read.elfstructs import ELF_MAGIC
 from weaklink.read.objfile import K_COMMON, K_UNDEF, ObjectFile
 from weaklink.resolve import rules as R
 from weaklink.resolve.cmdline import InputItem, LinkOptions
-from weaklink.resolve.script import parse_script, read_script
+from weaklink.resolve.default_script import default_script
+from weaklink.resolve.script import ScriptSymbols, find_file, parse_script, read_script
+from weaklink.resolve.wrap import Wrap
 
 
 @dataclass
@@ -47,12 +49,26 @@ class LinkState:
     entry: str | None = None
     provide: tuple = ()
     provided: set = field(default_factory=set)         # PROVIDEs that have fired
+    wrap: Wrap = field(default_factory=Wrap)
+    collected: dict = field(default_factory=dict)      # file id -> sections --gc-sections drops
+    default: ScriptSymbols | None = None               # ld's built-in script (no -T)
+    scripts: list = field(default_factory=list)        # every script read, -T ones first
+    assigned_by: dict = field(default_factory=dict)    # name -> ("script"|"absolute", value)
+    gc_removed: list = field(default_factory=list)     # (file id, section) as --print-gc-sections
+
+    def ignored_sections(self, fid: int) -> frozenset:
+        """Sections of a file whose relocations ld never processes: discarded COMDAT
+        copies and, with --gc-sections, collected sections."""
+        dead = self.dead.get(fid, frozenset())
+        gone = self.collected.get(fid)
+        return dead | gone if gone else dead
 
 
 class Linker:
     def __init__(self, opts: LinkOptions, watch: frozenset[str] = frozenset(),
                  cwd: str | None = None):
-        self.s = LinkState(opts, R.SymbolTable(opts.muldefs, watch))
+        self.s = LinkState(opts, R.SymbolTable(opts.muldefs, watch, opts.plugin),
+                           wrap=Wrap(opts.wrap))
         self._archives: dict[str, Archive] = {}
         self.cwd = cwd
 
@@ -64,82 +80,125 @@ class Linker:
     def run(self) -> LinkState:
         self._enter_roots()                       # ldlang.c lang_place_undefineds
         self._walk(self.s.opts.inputs)            # open_input_bfds, left to right
+        if self.s.default is not None:            # ld parses its built-in script last
+            self._apply_script(self.s.default)
         self._provide(self.s.provide)             # final pass: PROVIDE for undefined names
         self._reassign(self.s.opts.inputs)        # lang_do_assignments: --defsym wins at the end
+        if self.s.default is not None:
+            self._apply_script(self.s.default)
+        self._start_stop()
         return self.s
+
+    def _start_stop(self):
+        """ldlang.c lang_init_start_stop / bfd_elf_define_start_stop: an undefined
+        `__start_SEC` or `__stop_SEC` is defined by ld when an input section named SEC (a C
+        identifier) exists."""
+        table = self.s.table
+        wanted = [n for n in table.syms if n.startswith(("__start_", "__stop_"))
+                  and table.syms[n].state in (R.UNDEF, R.UNDEFWEAK)]
+        if not wanted:
+            return
+        names = {sec.name for obj in self.s.objects for sec in obj.section_table.sections}
+        for n in wanted:
+            sec = n[len("__start_"):] if n.startswith("__start_") else n[len("__stop_"):]
+            if sec in names and sec.isidentifier():
+                table.assign(table.syms[n], 0)
+                self.s.assigned_by[n] = ("script", None)
 
     def _reassign(self, items):
         for item in items:
             if item.kind == "group":
                 self._reassign(item.children)
             elif item.kind == "defsym":
-                self.s.table.assign(self.s.table.get(item.arg), item.value)
+                self._defsym(item)
             elif item.kind == "script":
                 self._apply_script(self._script(item.arg))
+
+    def _defsym(self, item: InputItem):
+        self.s.table.assign(self.s.table.get(item.arg), item.value)
+        self.s.assigned_by[item.arg] = ("absolute", item.value)
 
     def _enter_roots(self):
         opts, table = self.s.opts, self.s.table
         scripts = [self._script(p) for p in opts.scripts]
+        if not scripts:                           # no -T: ld's built-in script (ld.info -T)
+            self.s.default = default_script(opts.emulation)
+            scripts = [self.s.default]
+        self.s.scripts = scripts
         entry = opts.entry or next((sc.entry for sc in reversed(scripts) if sc.entry), None)
-        if entry is None and not scripts:
-            entry = "_start"                      # the default script's ENTRY(_start)
         extern = [s for sc in scripts for s in sc.extern]
         roots = [*opts.undefined, *extern, *([entry] if entry else []), *opts.require_defined]
         for name in roots:
             table.root(table.get(name))
         self.s.roots, self.s.entry = tuple(roots), entry
-        self.s.provide = tuple(p for sc in scripts for p in sc.provide)
+        self.s.provide = tuple((p, sc.values.get(p)) for sc in scripts for p in sc.provide)
 
     def _script(self, path: str):
         cache = self.__dict__.setdefault("_scripts", {})
         if path not in cache:
-            cache[path] = read_script(self._fs(self._find_script(path)))
+            dirs = self.s.opts.search_dirs
+            found = find_file(path, dirs, self._fs) or path
+            cache[path] = read_script(found, dirs, self._fs)
         return cache[path]
-
-    def _assign_all(self, names):
-        table = self.s.table
-        for name in names:
-            table.assign(table.get(name), 0)
 
     def _apply_script(self, sc):
         """A script's assignments where it sits; a PROVIDE there only for a name that is
         undefined at that moment (ldexp.c exp_fold_tree_1, etree_provide)."""
-        self._assign_all(sc.assigned)
-        self._provide(sc.provide)
+        table, by = self.s.table, self.s.assigned_by
+        for name in sc.assigned:
+            table.assign(table.get(name), sc.values.get(name) or 0)
+            by[name] = ("script", sc.values.get(name))
+        self._provide([(p, sc.values.get(p)) for p in sc.provide])
 
-    def _provide(self, names):
+    def _provide(self, pairs):
         """PROVIDE defines a name only while it is undefined; once it has fired it is a plain
         assignment from then on (ldexp.c turns etree_provide into etree_provided)."""
         table, fired = self.s.table, self.s.provided
-        for name in names:
+        for name, value in pairs:
             sym = table.syms.get(name)
             if sym is None:
                 continue
             if name in fired or sym.state in (R.UNDEF, R.UNDEFWEAK):
                 fired.add(name)
-                table.assign(sym, 0)
+                table.assign(sym, value or 0)
+                self.s.assigned_by[name] = ("script", value)
 
-    def _find_script(self, path: str) -> str:
-        if os.path.exists(self._fs(path)) or os.path.isabs(path):
-            return path
-        for d in self.s.opts.search_dirs:
-            cand = os.path.join(d, path)
-            if os.path.exists(self._fs(cand)):
-                return cand
-        return path
+    def _script_inputs(self, sc, rescan):
+        """INPUT / GROUP of a script, read at the script's place (ld.info INPUT, GROUP)."""
+        groups: dict[int, list] = {}
+        items = []
+        for f in sc.inputs:
+            if f.name.startswith("-l"):
+                item = InputItem("library", f.name[2:])
+            else:
+                found = find_file(f.name, self.s.opts.search_dirs, self._fs)
+                item = InputItem("file", found or f.name)
+            if f.group is None:
+                items.append(item)
+            else:
+                if f.group not in groups:
+                    groups[f.group] = []
+                    items.append(f.group)
+                groups[f.group].append(item)
+        items = [InputItem("group", children=tuple(groups[i])) if isinstance(i, int) else i
+                 for i in items]
+        self._walk(items, rescan)
 
     def _walk(self, items, rescan: list | None = None):
         for item in items:
             if item.kind == "group":
                 self._group(item.children)
             elif item.kind == "defsym":
-                self.s.table.assign(self.s.table.get(item.arg), item.value)
+                self._defsym(item)
                 if rescan is not None:
                     rescan.append(item)
             elif item.kind == "script":               # -T: its assignments, at its place
-                self._apply_script(self._script(item.arg))
+                sc = self._script(item.arg)
+                self._apply_script(sc)
                 if rescan is not None:
                     rescan.append(item)
+                if sc.inputs:
+                    self._script_inputs(sc, rescan)
             else:
                 inst = self._open(item)
                 if rescan is not None and inst is not None and not inst.whole:
@@ -161,7 +220,7 @@ class Linker:
                 elif step.kind == "script":
                     self._apply_script(self._script(step.arg))
                 else:
-                    table.assign(table.get(step.arg), step.value)
+                    self._defsym(step)
 
     # -- files ------------------------------------------------------------------------------------
     def _locate(self, item: InputItem) -> str:
@@ -208,12 +267,16 @@ class Linker:
         if b"\0" in data[:4096]:
             raise InputError(path, "file format not recognized", 0)
         # ld: "file format not recognized; treating as linker script" — read at its position
-        sc = parse_script(data.decode("utf-8", "replace"))
+        sc = parse_script(data.decode("utf-8", "replace"), path, self.s.opts.search_dirs,
+                          self._fs)
         names = [*sc.extern, *([sc.entry] if sc.entry and not self.s.opts.entry else [])]
         for name in names:
             self.s.table.root(self.s.table.get(name))
-        self.s.provide += sc.provide
+        self.s.provide += tuple((p, sc.values.get(p)) for p in sc.provide)
+        self.s.scripts.append(sc)
         self._apply_script(sc)
+        if sc.inputs:
+            self._script_inputs(sc, None)
 
     def load(self, obj: ObjectFile) -> int:
         """Add one object's global symbols (elf_link_add_object_symbols)."""
@@ -226,11 +289,17 @@ class Linker:
         table.seq += 1
         syms, get = table.syms, table.get
         undefined, common, defined = table.undefined, table.common, table.defined
+        rename = s.wrap.rename if s.wrap else None
         for name, kind, weak, size, shndx, value in obj.rows:
-            sym = syms.get(name) or get(name)
             if kind == K_UNDEF or (dead and shndx in dead):   # discarded group: undefined
-                undefined(sym, fid, weak)
-            elif kind == K_COMMON:
+                if rename is not None:                        # --wrap renames references
+                    name = rename(name)
+                undefined(syms.get(name) or get(name), fid, weak)
+                continue
+            sym = syms.get(name) or get(name)
+            if kind == K_COMMON:
+                if name == "__gnu_lto_slim":          # GCC's mark of a slim LTO IR object
+                    raise InputError(obj.name, "LTO IR objects are not modelled")
                 common(sym, fid, size)
             else:
                 defined(sym, fid, weak, size, shndx, value)

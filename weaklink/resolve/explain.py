@@ -15,6 +15,8 @@ Reasons (keys are stable, for JSON):
   multiple-definition     a second strong definition (an error, or ignored with muldefs)
   smaller-common          a common merged into a larger one
   mangled-name-near-miss  a different symbol with the same demangled unqualified name (§4)
+  wrapped                 --wrap=SYM: other files' references go to __wrap_SYM; only
+                          __real_SYM (and the defining file's own calls) reach SYM (wrap.py)
 """
 from __future__ import annotations
 
@@ -103,6 +105,11 @@ def why_not(s: LinkState, name: str) -> list[WhyNot]:
             reason, detail = _member_reason(s, sym, inst.last_scan_seq, None)
             out.append(WhyNot(name, ar.display_name(ar.member(off)), reason, detail))
     out += near_misses(s, name)
+    if s.wrap and name in s.wrap.symbols and sym.file >= 0:
+        out.insert(0, WhyNot(name, s.files[sym.file], "wrapped",
+                             f"--wrap={name}: undefined references to {name} resolve to "
+                             f"__wrap_{name}; only __real_{name} and calls inside "
+                             f"{s.files[sym.file]} reach this definition"))
     return out
 
 

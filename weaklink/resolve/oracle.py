@@ -14,7 +14,7 @@ from pathlib import Path
 
 from weaklink.demangle import demangle
 from weaklink.read.ldmap import LinkMap, parse_map
-from weaklink.resolve.result import (MULTIPLE_DEFINITION, REQUIRED_UNDEFINED,
+from weaklink.resolve.result import (DISCARDED_SECTION, MULTIPLE_DEFINITION, REQUIRED_UNDEFINED,
                                      UNDEFINED_REFERENCE, LinkResult)
 
 _PREFIX = r"^(?:\S*ld(?:\.bfd)?: )?"
@@ -22,6 +22,11 @@ _IN_FUNCTION = re.compile(_PREFIX + r"(.+?): in function `.*':$")
 _MORE = re.compile(_PREFIX + r"(?:(.+?):\(.*\): )?more undefined references to `([^']+)' follow")
 _REQUIRED = re.compile(_PREFIX + r"required symbol `([^']+)' not defined")
 _TRACE = re.compile(_PREFIX + r"(.+): (reference to|definition of) (\S+)$")
+# ld names a site by its source file (STT_FILE or line info) after "OBJ: in function" lines
+_SOURCE = re.compile(r"\.(?:c|cc|cpp|cxx|C|s|S|asm)$")
+_DISCARDED = re.compile(_PREFIX + r"`(.+)' referenced in section `.*' of (.+): defined in "
+                        r"discarded section `.*' of .+$")
+_GC = re.compile(_PREFIX + r"removing unused section '(.*)' in file '(.*)'$")
 
 
 @dataclass(frozen=True)
@@ -35,6 +40,7 @@ class LdRun:
     # (symbol, file) of "more undefined references to `x' follow": ld stops listing a symbol's
     # sites after 5 in a row (ldmain.c MAX_ERRORS_IN_A_ROW), so later files go unnamed
     more: frozenset[tuple[str, str | None]] = frozenset()
+    collected: tuple[tuple[str, str], ...] = ()     # --print-gc-sections: (file, section)
 
     @property
     def ok(self) -> bool:
@@ -53,6 +59,8 @@ def parse_ld_stderr(text: str) -> tuple[frozenset, tuple[str, ...], frozenset]:
             more.add((m.group(2), m.group(1)))
         elif m := _REQUIRED.match(line):
             errors.add((REQUIRED_UNDEFINED, m.group(1), None))
+        elif m := _DISCARDED.match(line):
+            errors.add((DISCARDED_SECTION, m.group(1), m.group(2)))
         elif "undefined reference to `" in line or "multiple definition of `" in line:
             kind = UNDEFINED_REFERENCE if "undefined reference" in line else MULTIPLE_DEFINITION
             sym = re.search(r"(?:undefined reference to|multiple definition of) `([^']+)'",
@@ -60,8 +68,8 @@ def parse_ld_stderr(text: str) -> tuple[frozenset, tuple[str, ...], frozenset]:
             head = re.sub(_PREFIX, "", line.split(": undefined reference")[0]
                           .split(": multiple definition")[0])
             file = re.match(r"(.+?):\(", head)
-            if file:                     # later sites in the same function omit the file
-                pending = file.group(1)
+            if file and not (pending and _SOURCE.search(file.group(1))):
+                pending = file.group(1)  # later sites in the same function omit the file
             errors.add((kind, sym, pending))
         elif m := _TRACE.match(line):
             trace.append(f"{m.group(1)}: {m.group(2)} {m.group(3)}")
@@ -69,12 +77,18 @@ def parse_ld_stderr(text: str) -> tuple[frozenset, tuple[str, ...], frozenset]:
 
 
 
+def parse_gc_lines(text: str) -> tuple[tuple[str, str], ...]:
+    """--print-gc-sections lines → ((file, section), ...) in ld's order."""
+    return tuple((m.group(2), m.group(1)) for line in text.splitlines()
+                 if (m := _GC.match(line)))
+
+
 def recorded_run(returncode: int, stderr: str, map_path: str | Path | None):
     """An LdRun from a link that already happened (its exit status, stderr and map file)."""
     errors, trace, more = parse_ld_stderr(stderr)
     path = Path(map_path) if map_path else None
     lmap = parse_map(path) if path is not None and path.exists() and path.stat().st_size else LinkMap()
-    return LdRun(returncode, stderr, errors, lmap, trace, more)
+    return LdRun(returncode, stderr, errors, lmap, trace, more, parse_gc_lines(stderr))
 
 
 def differences(model: LinkResult, ld, *, demangled: bool = False, args: list[str] = ()) -> list[str]:
@@ -100,6 +114,9 @@ def differences(model: LinkResult, ld, *, demangled: bool = False, args: list[st
     mine_c = {name(n): (s.file, s.size) for n, s in model.symbols.items() if s.binding == "common"}
     if mine_c != commons:
         diffs.append(f"commons: model {mine_c}, ld {commons}")
+    mine_gc = tuple((c.file, c.section) for c in model.collected)
+    if mine_gc != ld.collected:
+        diffs.append(f"collected: model {list(mine_gc)}, ld {list(ld.collected)}")
     if model.trace != ld.trace:
         diffs.append(f"-y trace: model {model.trace}, ld {ld.trace}")
     cref = {name(k): v for k, v in model.cref.items()}

@@ -15,6 +15,7 @@ UNDEFINED_REFERENCE = "undefined-reference"
 MULTIPLE_DEFINITION = "multiple-definition"
 REQUIRED_UNDEFINED = "required-symbol-undefined"
 ENTRY_NOT_FOUND = "entry-not-found"          # warnings only
+DISCARDED_SECTION = "defined-in-discarded-section"   # a /DISCARD/ed definition is referenced
 NOT_MODELLED = "not-modelled"
 
 
@@ -41,16 +42,28 @@ class Extraction:
         return {"member": self.member, "file": self.file, "symbol": self.symbol}
 
 
+@dataclass(frozen=True, slots=True)
+class Collected:
+    """A section --gc-sections removes (ld: "removing unused section 'S' in file 'F'")."""
+    file: str
+    section: str
+
+    def to_json(self) -> dict:
+        return {"file": self.file, "section": self.section}
+
+
 class SymbolInfo(NamedTuple):
     """The winner for one name (a NamedTuple: one is built per global symbol)."""
-    binding: str        # global | weak | common | absolute | undefined | undefined-weak
+    binding: str        # global | weak | common | absolute | script | undefined | undefined-weak
     file: str | None
     size: int
     section: str | None
+    value: int | None = None    # absolute (--defsym) and script values; None when ld computes
+    kept: bool = True           # False: the defining section is removed by --gc-sections
 
     def to_json(self) -> dict:
         return {"binding": self.binding, "file": self.file, "size": self.size,
-                "section": self.section}
+                "section": self.section, "value": self.value, "kept": self.kept}
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,6 +93,10 @@ class LinkResult:
     cref: dict[str, tuple[str, ...]] = field(default_factory=dict)
     trace: tuple[str, ...] = ()
     why_not: tuple[WhyNot, ...] = ()
+    collected: tuple[Collected, ...] = ()       # --gc-sections, in --print-gc-sections order
+    gc_sections: bool = False
+    print_gc_sections: bool = False              # the ld line asked for --print-gc-sections
+    ld_args: tuple[str, ...] | None = None       # the ld command line modelled (driver lines)
     flavor: str = "gnu"             # which linker's rules: "gnu" (GNU ld) or "lld" (ld.lld)
 
     @cached_property
@@ -96,7 +113,10 @@ class LinkResult:
             "loaded": list(self.loaded),
             "extracted": [x.to_json() for x in self.extracted],
             "symbols": {k: v.to_json() for k, v in sorted(self.symbols.items())},
+            "collected": [c.to_json() for c in self.collected],
         }
+        if self.ld_args is not None:
+            out["ld_args"] = list(self.ld_args)
         if extras and self.trace:
             out["trace"] = list(self.trace)
         if extras and self.why_not:
@@ -109,10 +129,20 @@ class LinkResult:
     def table(self) -> str:
         """Readable symbol table: one row per symbol, stable column headers."""
         rows = [("SYMBOL", "BINDING", "FILE", "SIZE", "SECTION")]
+        gc = self.gc_sections
+        if gc:          # a weak default that won but was collected is not in the image
+            rows[0] += ("IN IMAGE",)
         for name, s in sorted(self.symbols.items()):
-            rows.append((name, s.binding, s.file or "-", str(s.size), s.section or "-"))
-        widths = [max(len(r[i]) for r in rows) for i in range(5)]
+            row = (name, s.binding, s.file or "-", str(s.size), s.section or "-")
+            rows.append(row + (("yes" if s.kept else "no, collected"),) if gc else row)
+        widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
         return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows)
+
+    def summary(self) -> str:
+        """One line: what the link loads, extracts and collects (the table needs --symbols)."""
+        gc = f", {len(self.collected)} sections collected" if self.gc_sections else ""
+        return (f"{len(self.loaded)} files loaded ({len(self.extracted)} archive members "
+                f"extracted), {len(self.symbols)} global symbols{gc}; --symbols prints them")
 
     def why_extract_lines(self) -> list[str]:
         """The map table layout (ldmain.c add_archive_element): pad the member to 30 columns."""

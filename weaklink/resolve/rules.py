@@ -27,6 +27,10 @@ test in tests/link/test_rules.py (linker_semantics.md §1.2, §2.1, §7).
       over a name an object defined it is hard: any later definition is a multiple
       definition (measured on ld 2.40; see SymbolTable.assign).
   (6) measured on ld 2.40: a second strong definition gets no -y line and no --cref entry.
+  (7) with a plugin loaded (the gcc driver's collect2 loads the LTO plugin), ld/plugin.c
+      plugin_notice records the first file that references a -u/-e root as its referrer
+      (the map's "reference by file"); without one, a root keeps no referrer (measured).
+      The plugin also turns on notice_all, so -y under --wrap behaves as with --cref.
 """
 from __future__ import annotations
 
@@ -68,8 +72,10 @@ class Sym:
 class SymbolTable:
     """Names → Sym, with ld's undefined-list counter and the diagnostics rules raise."""
 
-    def __init__(self, muldefs: bool = False, watch: frozenset[str] = frozenset()):
+    def __init__(self, muldefs: bool = False, watch: frozenset[str] = frozenset(),
+                 plugin: bool = False):
         self.syms: dict[str, Sym] = {}
+        self.plugin = plugin        # ld loaded a plugin (gcc's collect2 always loads LTO's)
         self.undefs = 0             # appends to bfd's undefs list (undefs_tail moves)
         self.muldefs = muldefs
         self.watch = watch
@@ -92,6 +98,8 @@ class SymbolTable:
     # -- one function per incoming kind ---------------------------------------------------------
     def undefined(self, sym: Sym, file: int, weak: bool):
         sym.notices.append(file << 2 | N_REF)
+        if self.plugin and sym.ref_file < 0 and sym.state in (UNDEF, UNDEFWEAK):
+            sym.ref_file = file        # (7) a root's first referrer, when a plugin is loaded
         if weak:
             if sym.state == NEW:                     # WEAK action: not on the undefs list
                 sym.ref_file = file

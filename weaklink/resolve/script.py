@@ -1,51 +1,162 @@
-"""The little of a GNU ld linker script that decides symbol resolution.
+"""What a GNU ld linker script means for symbol resolution and garbage collection.
 
-Only these commands are read; everything else in the script (MEMORY, SECTIONS layout,
-plain assignments) is ignored:
-  ENTRY(sym)          the entry symbol, entered as undefined like -e (ld.info "Entry Point")
-  EXTERN(sym ...)     entered as undefined like -u
-  PROVIDE(sym = ...)  defined at the end only if referenced and not defined by any input
-  PROVIDE_HIDDEN      (a common counts as defined; linker_semantics.md §3.4)
-  sym = expr;         a plain assignment (anywhere outside MEMORY, also HIDDEN(sym = expr)):
-                      like --defsym at the script's place on the command line (ld evaluates
-                      script assignments while it opens the inputs, ldlang.c open_input_bfds).
-                      The value is not evaluated (reported as 0).
+The syntax is weaklink/read/ldscript.py; this module keeps the meaning (ld.info "Linker
+Scripts", linker_semantics.md §3.4):
+  ENTRY(sym)          the entry symbol, entered as undefined like -e
+  EXTERN(sym ...)     entered as undefined like -u (and a --gc-sections root)
+  PROVIDE(sym = ...)  defines sym only if it is referenced and no input defines it (a common
+  PROVIDE_HIDDEN      counts as defined)
+  sym = expr;         a plain assignment, also HIDDEN(sym = expr) and inside SECTIONS: like
+                      --defsym at the script's place on the command line, and again at the end
+  INPUT / GROUP       more inputs at the script's place; a name not found as given is searched
+                      in the -L directories (ld.info INPUT), `-lNAME` is a library
+  INCLUDE file        read from the current directory, else the -L directories
+  KEEP(...)           --gc-sections roots; `/DISCARD/` drops what it matches
+A symbol a script defines has the binding "script"; its value is the constant expression's
+value, or None when ld computes it from addresses.
 """
 from __future__ import annotations
 
+import fnmatch
+import os
 import re
-from dataclasses import dataclass
-from pathlib import Path
+from dataclasses import dataclass, field
+from functools import lru_cache
 
-from weaklink.errors import read_input
+from weaklink.errors import InputError, read_input
+from weaklink.read import ldscript
+from weaklink.read.ldscript import InputFile, InputSectionRule
 
-_COMMENT = re.compile(r"/\*.*?\*/", re.S)
-_ENTRY = re.compile(r"\bENTRY\s*\(\s*([^\s()]+)\s*\)")
-_EXTERN = re.compile(r"\bEXTERN\s*\(([^)]*)\)")
-_PROVIDE = re.compile(r"\bPROVIDE(?:_HIDDEN)?\s*\(\s*([A-Za-z_.$][\w.$]*)\s*=")
-_PROVIDE_CALL = re.compile(r"\bPROVIDE(?:_HIDDEN)?\s*\([^)]*\)")
-_MEMORY = re.compile(r"\bMEMORY\s*\{[^}]*\}")
-_ASSIGN = re.compile(r"(?<![\w.$])([A-Za-z_$][\w.$]*)\s*=(?!=)[^;]*;")
+DISCARD = "/DISCARD/"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class ScriptSymbols:
+    name: str
     entry: str | None
     extern: tuple[str, ...]
     provide: tuple[str, ...]
     assigned: tuple[str, ...] = ()
+    values: dict = field(default_factory=dict)        # name -> int | None (last assignment)
+    inputs: tuple[InputFile, ...] = ()
+    rules: tuple[InputSectionRule, ...] = ()
+    search_dirs: tuple[str, ...] = ()
+    aliases: dict = field(default_factory=dict)       # name -> the one symbol its value reads
+
+    @property
+    def keeps(self) -> tuple[InputSectionRule, ...]:
+        return tuple(r for r in self.rules if r.keep)
 
 
-def read_script(path: str | Path) -> ScriptSymbols:
-    text = read_input(path, text=True, what="linker script file")
-    return parse_script(text)
+def _from_script(s: ldscript.Script) -> ScriptSymbols:
+    provide = tuple(dict.fromkeys(a.name for a in s.assignments if a.provide))
+    assigned = tuple(dict.fromkeys(a.name for a in s.assignments if not a.provide))
+    values, aliases = {}, {}
+    for a in s.assignments:
+        values[a.name] = a.value
+        aliases[a.name] = a.alias
+    return ScriptSymbols(s.name, s.entry, tuple(s.extern), provide, assigned, values,
+                         tuple(s.inputs), tuple(s.rules), tuple(s.search_dirs),
+                         {k: v for k, v in aliases.items() if v})
 
 
-def parse_script(text: str) -> ScriptSymbols:
-    text = _COMMENT.sub(" ", text)
-    entries = _ENTRY.findall(text)
-    extern = tuple(s for group in _EXTERN.findall(text) for s in group.replace(",", " ").split())
-    plain = _MEMORY.sub(" ", _PROVIDE_CALL.sub(" ", text))
-    assigned = tuple(dict.fromkeys(_ASSIGN.findall(plain)))
-    return ScriptSymbols(entries[-1] if entries else None, extern, tuple(_PROVIDE.findall(text)),
-                         assigned)
+def parse_script(text: str, name: str = "<script>", search_dirs=(), fs=lambda p: p
+                 ) -> ScriptSymbols:
+    def include(path: str) -> tuple[str, str]:
+        found = find_file(path, search_dirs, fs)
+        if found is None:
+            raise InputError(name, f"cannot find linker script {path} (INCLUDE)")
+        return read_input(fs(found), name=found, text=True, what="linker script file"), found
+    return _from_script(ldscript.parse(text, name, include))
+
+
+def read_script(path: str, search_dirs=(), fs=lambda p: p) -> ScriptSymbols:
+    text = read_input(fs(path), name=path, text=True, what="linker script file")
+    return parse_script(text, path, search_dirs, fs)
+
+
+def find_file(path: str, search_dirs, fs=lambda p: p) -> str | None:
+    """ld's search for -T, INCLUDE and INPUT names: as given, else each -L directory."""
+    if os.path.exists(fs(path)):
+        return path
+    if os.path.isabs(path):
+        return None
+    for d in search_dirs:
+        cand = os.path.join(d, path)
+        if os.path.exists(fs(cand)):
+            return cand
+    return None
+
+
+# -- input-section patterns -----------------------------------------------------------------------
+@lru_cache(maxsize=4096)
+def _glob(pattern: str) -> re.Pattern:
+    return re.compile(fnmatch.translate(pattern), re.S)
+
+
+def glob_match(pattern: str, name: str) -> bool:
+    """ld matches names with fnmatch(3) without FNM_PATHNAME: `*` also crosses '/'."""
+    if not any(c in pattern for c in "*?["):
+        return pattern == name
+    return _glob(pattern).match(name) is not None
+
+
+def file_matches(pattern: str, path: str, member: str | None) -> bool:
+    """ldlang.c walk_wild: a file pattern is matched against the command-line name of the
+    input (an archive's name covers its members); `archive:member` names a member."""
+    if ":" in pattern and member is not None:
+        ar, _, mem = pattern.partition(":")
+        return (not ar or glob_match(ar, path)) and (not mem or glob_match(mem, member))
+    return glob_match(pattern, path)
+
+
+def _excluded(patterns, path: str, member: str | None) -> bool:
+    return any(glob_match(p, member if member is not None else path)
+               or (member is not None and file_matches(p, path, member)) for p in patterns)
+
+
+def rule_matches(rule: InputSectionRule, path: str, member: str | None, section: str) -> bool:
+    if not file_matches(rule.file, path, member) or _excluded(rule.exclude_files, path, member):
+        return False
+    return any(glob_match(sp.pattern, section) and not _excluded(sp.exclude_files, path, member)
+               for sp in rule.sections)
+
+
+class RuleSet:
+    """Fast `matches(path, member, section)` over many rules (KEEP, /DISCARD/): rules for every
+    file (`*`, no EXCLUDE_FILE) become one regex over section names, with a cache per name;
+    the few others are tried one by one."""
+
+    def __init__(self, rules):
+        simple, self.other = [], []
+        for r in rules:
+            if r.file == "*" and not r.exclude_files and \
+                    not any(sp.exclude_files for sp in r.sections):
+                simple += [sp.pattern for sp in r.sections]
+            else:
+                self.other.append(r)
+        self._rx = _union(simple)
+        self._other_rx = [_union([sp.pattern for sp in r.sections]) for r in self.other]
+        self._cache: dict[str, bool] = {}
+        self._other_cache: dict[str, list] = {}
+
+    def __bool__(self) -> bool:
+        return self._rx is not None or bool(self.other)
+
+    def matches(self, path: str, member: str | None, section: str) -> bool:
+        hit = self._cache.get(section)
+        if hit is None:
+            hit = self._cache[section] = bool(self._rx and self._rx.match(section))
+        if hit:
+            return True
+        cand = self._other_cache.get(section)
+        if cand is None:                         # rules whose section patterns could match
+            cand = self._other_cache[section] = [
+                r for r, rx in zip(self.other, self._other_rx) if rx and rx.match(section)]
+        return any(rule_matches(r, path, member, section) for r in cand)
+
+
+def _union(patterns) -> re.Pattern | None:
+    if not patterns:
+        return None
+    return re.compile("|".join(f"(?:{fnmatch.translate(p)})" for p in patterns), re.S)

@@ -20,14 +20,14 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
-from weaklink.errors import InputError
+from weaklink.errors import InputError, UsageError
 from weaklink.read.archive import Archive, is_archive
 from weaklink.read.elfstructs import ELF_MAGIC, SHN_ABS as ABS
 from weaklink.read.objfile import K_COMMON, K_UNDEF, ObjectFile
 from weaklink.resolve.cmdline import InputItem
 from weaklink.resolve.lld import rules as R
 from weaklink.resolve.lld.cmdline import LldOptions
-from weaklink.resolve.script import parse_script, read_script
+from weaklink.resolve.script import find_file, parse_script, read_script
 
 
 @dataclass
@@ -218,7 +218,8 @@ class LldLinker:
         if data[:4] != ELF_MAGIC:
             if b"\0" in data[:4096]:
                 raise InputError(path, "unknown file type", 0)
-            sc = parse_script(data.decode("utf-8", "replace"))   # an implicit linker script
+            sc = _no_inputs(parse_script(data.decode("utf-8", "replace"), path,  # implicit
+                                         self.s.opts.ld.search_dirs, self._fs))
             self._scripts[path] = sc
             for name in sc.extern:
                 sym = self.s.table.get(name)
@@ -353,10 +354,9 @@ class LldLinker:
     def _script(self, path: str):
         sc = self._scripts.get(path)
         if sc is None:
-            where = path if os.path.exists(self._fs(path)) else next(
-                (f"{d}/{path}" for d in self.s.opts.ld.search_dirs
-                 if os.path.exists(self._fs(f"{d}/{path}"))), path)
-            sc = self._scripts[path] = read_script(self._fs(where))
+            dirs = self.s.opts.ld.search_dirs
+            where = find_file(path, dirs, self._fs) or path
+            sc = self._scripts[path] = _no_inputs(read_script(where, dirs, self._fs))
         return sc
 
     def _declare_symbols(self, items, scripts):
@@ -364,15 +364,20 @@ class LldLinker:
         exist and are not defined (a lazy name counts as not defined)."""
         table, swap = self.s.table, self.s.swap
         for item in _flatten(items):
-            names = [item.arg] if item.kind == "defsym" else (
-                self._script(item.arg).assigned if item.kind == "script" else ())
-            for name in names:
+            if item.kind == "defsym":
+                values = {item.arg: item.value}
+            elif item.kind == "script":
+                sc = self._script(item.arg)
+                values = {n: sc.values.get(n) for n in sc.assigned}
+            else:
+                continue
+            for name, value in values.items():
                 # declared before --wrap swaps the names, assigned after (measured: with
                 # --wrap=foo, --defsym foo=V makes foo absolute 0 and __wrap_foo V)
                 target = swap.get(name, name)
                 if target != name:
-                    table.assign(table.get(name), 0, evaluated=False)
-                table.assign(table.get(target), item.value, evaluated=item.kind == "defsym")
+                    table.assign(table.get(name), 0)
+                table.assign(table.get(target), value or 0, evaluated=value is not None)
         traced = set(self.s.opts.ld.trace)       # -y puts a placeholder in lld's table
         for sc in scripts:                       # a lazy name counts as not defined
             for name in sc.provide:
@@ -389,3 +394,9 @@ def _flatten(items):
             yield from _flatten(item.children)
         else:
             yield item
+
+
+def _no_inputs(sc):
+    if sc.inputs:
+        raise UsageError(f"{sc.name}: INPUT/GROUP in a linker script is not modelled for lld")
+    return sc

@@ -22,11 +22,13 @@ TOO_MANY = "too many errors emitted, stopping now (use --error-limit=0 to see al
 def symbol_info(s: LldState, sym: R.Sym) -> SymbolInfo | None:
     kind = sym.kind
     if kind == R.DEFINED:
-        if sym.script:
-            return SymbolInfo("absolute", None, 0, "*ABS*")
+        if sym.script == R.SCRIPT_VALUE:          # --defsym, or a script's constant
+            return SymbolInfo("absolute", None, 0, "*ABS*", sym.value)
+        if sym.script:                            # a script expression lld computes
+            return SymbolInfo("script", None, 0, None, None)
         f = s.files[sym.file]
         if sym.absolute:
-            return SymbolInfo("absolute", f.name, sym.size, "*ABS*")
+            return SymbolInfo("absolute", f.name, sym.size, "*ABS*", sym.value)
         return SymbolInfo("weak" if sym.weak else "global", f.name, sym.size,
                           f.obj.section_name(sym.shndx))
     if kind == R.COMMON:
