@@ -5,7 +5,8 @@ Every definition holds its own marker (a unit id and a definition number) so the
 of each symbol can be read back from the linked image: data and functions hold the marker
 word, commons have a size unique to their unit, absolute symbols a unique value. Command lines
 mix object/archive orders, --start-lib/--end-lib, groups, --whole-archive, repeated archives,
-an object given twice, -l, -u, --defsym, --wrap, COMDAT groups, muldefs and --warn-backrefs.
+an object given twice, -l, -u, --defsym, --wrap, --gc-sections, COMDAT groups, muldefs and
+--warn-backrefs.
 """
 from __future__ import annotations
 
@@ -50,8 +51,9 @@ def unit_source(uid: int, actions: dict[str, str], refs: list[tuple[str, bool]],
             refs = [*refs, (sym, action == "weakref")]
         else:
             lines += _define(sym, action, uid, k, rng)
-    for sym, weak in refs:
-        lines += [*([f".weak {sym}"] if weak else []), ".text", f".word {sym}"]
+    where = ".text" if rng.random() < 0.7 else f'.section .text.refs{uid},"ax",%progbits'
+    for sym, weak in refs:                  # a separate section: --gc-sections may drop it
+        lines += [*([f".weak {sym}"] if weak else []), where, f".word {sym}"]
     return "\n".join(lines)
 
 
@@ -122,6 +124,8 @@ def generate(seed: int, root: Path) -> Generated:
     if wrapped:
         items.insert(rng.randint(0, len(items)), rng.choice(
             [[f"--wrap={wrapped}"], ["--wrap", wrapped]]))
+    if rng.random() < 0.3:
+        items.insert(rng.randint(0, len(items)), ["--gc-sections"])
     args = [a for it in items for a in it]
     thin = frozenset(a for a in members if rng.random() < 0.15)
     return Generated(root, sources, members, ["-e", "_start", "-L", ".", *args], thin)

@@ -53,7 +53,7 @@ def test_lld_model_agrees_with_ld_lld(scenarios):
 def test_lld_generator_covers_the_features(scenarios):
     joined = [" ".join(g.args) for _, g in scenarios]
     for feature in ("--start-lib", "--start-group", "--whole-archive", "-u ", "--defsym",
-                    " -l", "--warn-backrefs", "--wrap"):
+                    " -l", "--warn-backrefs", "--wrap", "--gc-sections"):
         assert sum(feature in a for a in joined) >= 10, feature
     assert sum("muldefs" in a or "multiple-definition" in a for a in joined) >= 10
     comdat = sum("comdat" in src for _, g in scenarios for src in g.sources.values())

@@ -29,7 +29,6 @@ import numpy as np
 
 from weaklink.demangle import demangle
 from weaklink.read import elfstructs as S
-from weaklink.read.objfile import REL, RELA
 from weaklink.resolve.lld import rules as R
 from weaklink.resolve.lld.srcloc import SourceLocator
 
@@ -102,26 +101,20 @@ def _first_global(obj) -> int:
     return min(int(elf.sections[elf.symtab_index]["sh_info"]), len(elf.symbols))
 
 
-def relocation_sites(obj, dead=frozenset()):
-    """(target section, offset, symbol-table index) of every relocation lld scans: in
-    SHF_ALLOC sections other than .ARM.exidx that are not discarded, in section order."""
-    sh = obj.elf.sections
-    if not len(sh):
-        return []
-    types = sh["sh_type"].tolist()
+def relocation_sites(obj, dead=frozenset(), live=None):
+    """(target section, offsets, symbol-table indices) of the relocations lld scans for
+    undefined symbols: SHF_ALLOC sections other than .ARM.exidx that are not discarded (and
+    live, with --gc-sections), in section order. Read through the shared SectionTable."""
+    table = obj.section_table
     out = []
-    for i, t in enumerate(types):
-        if t not in (S.SHT_REL, S.SHT_RELA):
+    for sec in table.sections:
+        i = sec.index
+        if i in dead or sec.type == SHT_ARM_EXIDX or not sec.flags & S.SHF_ALLOC \
+                or (live is not None and not live(i)):
             continue
-        target = int(sh["sh_info"][i])
-        if target in dead or target >= len(sh) or types[target] == SHT_ARM_EXIDX \
-                or not int(sh["sh_flags"][target]) & S.SHF_ALLOC:
-            continue
-        dt = REL if t == S.SHT_REL else RELA
-        rel = np.frombuffer(obj.elf.data, dt, count=int(sh["sh_size"][i]) // dt.itemsize,
-                            offset=int(sh["sh_offset"][i]))
-        out.append((target, rel["r_offset"].tolist(), (rel["r_info"] >> 8).tolist()))
-    out.sort(key=lambda t: t[0])
+        offsets, symbols = table.relocations(i)
+        if offsets:
+            out.append((i, offsets, symbols))
     return out
 
 
@@ -136,12 +129,13 @@ def undefined_errors(state, msgs: Messages) -> list[tuple[str, str, str]]:
     raw = []                                       # (name, fid, section, offset) per site
     for fid in range(len(s.files)):
         obj = s.files[fid].obj
+        live = None if s.gc is None else (lambda i, fid=fid: s.gc.live(fid, i))
         swap = s.swap
         cand = {obj.index[k]: name for k, r in enumerate(obj.rows)
                 if (name := swap.get(r[0], r[0])) in bad}
         if not cand:
             continue
-        for target, offsets, symidx in relocation_sites(obj, s.dead.get(fid, frozenset())):
+        for target, offsets, symidx in relocation_sites(obj, s.dead.get(fid, frozenset()), live):
             for off, k in zip(offsets, symidx):
                 name = cand.get(k)
                 if name is not None:

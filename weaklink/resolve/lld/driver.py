@@ -80,6 +80,7 @@ class LldState:
     entry: str | None = None
     roots: tuple = ()
     stopped: bool = False                              # duplicates ended the link
+    gc: object = None                                  # LldGc when --gc-sections
     swap: dict = field(default_factory=dict)           # --wrap: name a reference uses -> name it
                                                        # resolves to (foo -> __wrap_foo, ...)
 
@@ -110,6 +111,9 @@ class LldLinker:
             self.s.stopped = True
             return self.s
         self._declare_symbols(ld.inputs, scripts)
+        if ld.gc_sections:                       # markLive: after the symbols are final
+            from weaklink.resolve.lld.gc import LldGc
+            self.s.gc = LldGc(self.s, scripts).run()
         return self.s
 
     def _enter_roots(self, scripts):

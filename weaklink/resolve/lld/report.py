@@ -9,8 +9,7 @@ from weaklink.read.objfile import K_COMMON
 from weaklink.resolve.lld import rules as R
 from weaklink.resolve.lld.diagnostics import Messages, duplicate_errors, undefined_errors
 from weaklink.resolve.lld.driver import LldState
-from weaklink.resolve.result import (ENTRY_NOT_FOUND, MULTIPLE_DEFINITION, NOT_MODELLED,
-                                     UNDEFINED_REFERENCE,
+from weaklink.resolve.result import (ENTRY_NOT_FOUND, MULTIPLE_DEFINITION, UNDEFINED_REFERENCE,
                                      Diagnostic, Extraction, LinkResult, SymbolInfo)
 
 BACKWARD_REFERENCE = "backward-reference"        # --warn-backrefs warnings
@@ -29,8 +28,9 @@ def symbol_info(s: LldState, sym: R.Sym) -> SymbolInfo | None:
         f = s.files[sym.file]
         if sym.absolute:
             return SymbolInfo("absolute", f.name, sym.size, "*ABS*", sym.value)
+        kept = s.gc is None or s.gc.live(sym.file, sym.shndx)
         return SymbolInfo("weak" if sym.weak else "global", f.name, sym.size,
-                          f.obj.section_name(sym.shndx))
+                          f.obj.section_name(sym.shndx), None, kept)
     if kind == R.COMMON:
         return SymbolInfo("common", s.files[sym.file].name, sym.size, "COMMON")
     if kind == R.UNDEF:
@@ -111,10 +111,6 @@ def build(s: LldState) -> LinkResult:
         errors = errors[:limit]
     if not s.stopped:
         warnings += entry_warning(s)
-    if s.opts.ld.gc_sections and any(e.kind == UNDEFINED_REFERENCE for e in errors):
-        warnings.append(Diagnostic(NOT_MODELLED, "", None, "--gc-sections is not modelled: "
-                                   "undefined symbols referenced only from sections lld would "
-                                   "collect are still reported"))
     return LinkResult(ok=not errors, errors=tuple(errors), warnings=tuple(warnings),
                       loaded=tuple(f.name for f in s.files), extracted=extractions(s),
                       symbol_table=lambda: symbols(s), flavor="lld")
