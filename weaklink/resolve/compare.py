@@ -132,7 +132,33 @@ def _thin_aliases(lld: LinkResult) -> dict[str, str]:
     return out
 
 
+WRAP = ("--wrap: GNU ld renames each reference as it reads it (__real_foo pulls foo's "
+        "member); lld resolves names as written, then redirects them and adds __wrap_foo "
+        "with foo's binding")
+
+
+def _wrapped(args: Sequence[str]) -> set[str]:
+    """Every name --wrap touches: foo, __wrap_foo, __real_foo."""
+    names = set()
+    for i, a in enumerate(args):
+        value = a[len("--wrap="):] if a.startswith("--wrap=") else (
+            args[i + 1] if a == "--wrap" and i + 1 < len(args) else None)
+        if value:
+            names |= {value, "__wrap_" + value, "__real_" + value}
+    return names
+
+
 def compare(gnu: LinkResult, lld: LinkResult, args: Sequence[str]) -> Comparison:
+    comparison = _compare(gnu, lld, args)
+    wrapped = _wrapped(args)
+    if not wrapped:
+        return comparison
+    diffs = tuple(Difference(d.kind, d.symbol, d.gnu, d.lld, f"{d.reason}; {WRAP}")
+                  if d.symbol in wrapped else d for d in comparison.differences)
+    return Comparison(gnu, lld, diffs)
+
+
+def _compare(gnu: LinkResult, lld: LinkResult, args: Sequence[str]) -> Comparison:
     order = _Order(args)
     diffs: list[Difference] = []
     alias = _thin_aliases(lld)
