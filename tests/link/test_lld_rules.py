@@ -186,3 +186,20 @@ def test_wrap_of_a_weak_default_leaves_the_wrapper_out(sc):
     sc.archive("libw.a", ["w.o"])
     res = both(sc, ["main.o", "f.o", "libw.a", "--wrap=foo"])   # __wrap_foo added weak
     assert res.extracted == () and res.symbols["__wrap_foo"].binding == "undefined-weak"
+
+
+def test_cxx_comdat_and_gc_sections_against_lld(sc):
+    """Compiled C++: inline functions, templates and inline variables in COMDAT groups in two
+    translation units, a missing function only used from a collected section."""
+    common = ("inline int twice(int x) { return 2 * x; }\n"
+              "template <class T> T sq(T x) { return x * x; }\n"
+              "inline int counter = 1;\n")
+    sc.c("a.o", common + 'extern "C" void _start() { counter = twice(sq(3)); }\n'
+         "void unused() { extern void missing(); missing(); }",
+         "-std=c++17", "-ffunction-sections", "-O0", cxx=True)
+    sc.c("b.o", common + "int use_b() { return twice(sq(counter)); }", "-std=c++17", "-O0",
+         "-ffunction-sections", cxx=True)
+    res = both(sc, ["a.o", "b.o"])
+    assert [e.symbol for e in res.errors] == ["_Z7missingv"]
+    res = both(sc, ["--gc-sections", "a.o", "b.o"])
+    assert res.ok and res.symbols["_Z5twicei"].file == "a.o"

@@ -126,14 +126,14 @@ def parse_why_extract(text: str) -> list[tuple[str, str, str]]:
 
 
 def run_lld(args: list[str], cwd: str | Path, extra: tuple[str, ...] = ()) -> LldRun:
-    """Link with ld.lld --why-extract --error-limit=0 --no-demangle (names stay raw, as the
-    model's are) --threads=1 (diagnostics in a fixed order); the image is out.elf in `cwd`."""
+    """Link with ld.lld --why-extract --error-limit=0 --threads=1 (diagnostics in a fixed
+    order); the image is out.elf in `cwd`. Compare with differences(demangled=True) unless
+    ARGS say --no-demangle."""
     cwd = Path(cwd)
     why, out = cwd / "why.txt", cwd / "out.elf"
     why.unlink(missing_ok=True)
     out.unlink(missing_ok=True)
-    argv = [lld_path(), f"--why-extract={why.name}", "--error-limit=0", "--no-demangle",
-            "--threads=1",
+    argv = [lld_path(), f"--why-extract={why.name}", "--error-limit=0", "--threads=1",
             "-o", out.name, *extra, *args]
     proc = subprocess.run(argv, cwd=cwd, capture_output=True, text=True)
     rows = parse_why_extract(why.read_text()) if why.exists() else None
@@ -233,7 +233,7 @@ def recorded_run(returncode: int, stderr: str, why_extract: str | Path | None,
 
 
 def differences(model: LinkResult, run: LldRun, state=None, *, messages: bool = False,
-                demangled: bool = False, ordered: bool = True) -> list[str]:
+                demangled: bool = True, ordered: bool = True) -> list[str]:
     """Differences between the model and ld.lld; [] when they agree. `messages` compares the
     whole error texts too, in order unless `ordered=False` (lld ran with its default parallel
     scan). `demangled`: lld ran without --no-demangle (C++ names in messages demangled)."""
