@@ -21,7 +21,11 @@ line, e.g.
 members appear there as symbol "--whole-archive" with file null, as ld prints them);
 "collected" lists the sections --gc-sections removes, as --print-gc-sections does; "ld_args"
 is the ld line modelled for a driver line. Without -T, ld's built-in script (ld --verbose)
-is used. Not modelled: shared libraries, LTO IR objects, symbol versions."""
+is used. Not modelled: shared libraries, LTO IR objects, symbol versions.
+--flavor lld models ld.lld 16 (same JSON, "flavor": "lld"): "extracted" is lld's
+--why-extract list in its order (file null for lld's <internal>, "--entry"/"--undefined" for
+those options); lld's own options (--why-extract=FILE, --warn-backrefs, --start-lib ...) go
+after --. --compare gnu,lld lists "differences": [{kind, symbol, gnu, lld, reason}]."""
 
 
 def add_parser(subparsers) -> None:
