@@ -14,6 +14,11 @@ ensure_toolchain() {
         DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
             gcc-arm-none-eabi binutils-arm-none-eabi libnewlib-arm-none-eabi
     fi
+    # ld.lld-16: the oracle of the lld flavor (weaklink link --flavor lld)
+    if ! command -v ld.lld-16 >/dev/null; then
+        apt-get update -q
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends lld-16
+    fi
 }
 
 ensure_venv() {

@@ -149,6 +149,8 @@ class LinkOutcome:
     stderr: str
     elf: Path
     map: Path
+    linker: str = "gnu"             # "gnu" (arm-none-eabi-ld) or "lld" (ld.lld-16)
+    why_extract: Path | None = None     # lld's --why-extract file
 
     @property
     def ok(self) -> bool:
@@ -324,9 +326,37 @@ def _link(variant: Variant, script: Path, inputs: list[Path], root: Path) -> Lin
     return LinkOutcome(variant, root, args, done.returncode, done.stderr, elf, map_)
 
 
-def build(variants=VARIANTS, cache: str | Path | None = None, jobs: int | None = None
-          ) -> list[LinkOutcome]:
-    """Build every variant (objects, archives, ELF, map) and return the real link outcomes."""
+def _link_lld(variant: Variant, script: Path, inputs: list[Path], root: Path) -> LinkOutcome:
+    """The same link with ld.lld-16: the same script and inputs, lld's -Map, --cref and
+    --why-extract (written next to the ELF as <variant>.lld.*)."""
+    from weaklink.resolve.lld.oracle import lld_path
+
+    out = root / variant.target / "elf"
+    elf, map_, why = (out / f"{variant.name}.lld{ext}" for ext in (".elf", ".map", ".why"))
+    rel = lambda p: str(p.relative_to(root)) if p.is_relative_to(root) else str(p)  # noqa: E731
+    args = ("-T", rel(script), f"-Map={rel(map_)}", "--cref", f"--why-extract={rel(why)}",
+            "-o", rel(elf), *map(rel, inputs), str(toolchain.libgcc_path()))
+    record = out / f"{variant.name}.lld.link.json"
+    key = _digest(["ld.lld", *args], [script, *inputs])
+    if record.exists():
+        saved = json.loads(record.read_text())
+        if saved["key"] == key:
+            return LinkOutcome(variant, root, args, saved["returncode"], saved["stderr"], elf,
+                               map_, "lld", why)
+    out.mkdir(parents=True, exist_ok=True)
+    for p in (elf, why):
+        p.unlink(missing_ok=True)
+    import subprocess
+    done = subprocess.run([lld_path(), *args], cwd=root, capture_output=True, text=True)
+    record.write_text(json.dumps({"key": key, "returncode": done.returncode,
+                                  "stderr": done.stderr, "args": args}, indent=1))
+    return LinkOutcome(variant, root, args, done.returncode, done.stderr, elf, map_, "lld", why)
+
+
+def build(variants=VARIANTS, cache: str | Path | None = None, jobs: int | None = None,
+          linker: str = "gnu") -> list[LinkOutcome]:
+    """Build every variant (objects, archives, ELF, map) and return the real link outcomes;
+    `linker="lld"` links them with ld.lld-16 instead of arm-none-eabi-ld."""
     root = cache_dir(cache)
     root.mkdir(parents=True, exist_ok=True)
     jobs = jobs or os.cpu_count() or 2
@@ -338,7 +368,8 @@ def build(variants=VARIANTS, cache: str | Path | None = None, jobs: int | None =
         scripts = dict(zip(targets, pool.map(lambda t: _script(TARGETS[t], root), targets)))
         list(pool.map(lambda u: u.run(root), [u for t in targets for u in units[t].values()]))
         plans = [(v, _inputs(v, units[v.target], root)) for v in variants]
-        return list(pool.map(lambda p: _link(p[0], scripts[p[0].target], p[1], root), plans))
+        step = _link_lld if linker == "lld" else _link
+        return list(pool.map(lambda p: step(p[0], scripts[p[0].target], p[1], root), plans))
 
 
 def model_blob(target: str, cache: str | Path | None = None) -> Path:

@@ -64,6 +64,16 @@ class Scenario:
         """The model's prediction for `arm-none-eabi-ld ARGS`."""
         return model_link(args, cwd=str(self.root), **kw)
 
+    def link_lld(self, args: list[str]) -> LinkResult:
+        """The lld model's prediction for `ld.lld ARGS`."""
+        return model_link(args, cwd=str(self.root), flavor="lld")
+
+    def lld(self, args: list[str]):
+        """Run the real ld.lld-16 (weaklink.resolve.lld.oracle.LldRun: exit status, errors in
+        lld's wording, the --why-extract rows, the linked image)."""
+        from weaklink.resolve.lld.oracle import run_lld
+        return run_lld(args, self.root)
+
     def link_driver(self, argv: list[str], **kw) -> LinkResult:
         """The model's prediction for a compiler-driver line, e.g.
         `["arm-none-eabi-gcc", "-specs=nosys.specs", "main.o", "libdrv.a"]` (ld_args is set)."""

@@ -24,6 +24,9 @@ def add_parser(sub) -> None:
     p.add_argument("--story", choices=("executorch", "tflm"), default="executorch",
                    help="executorch (default): the fast-scratch weak default; tflm: TensorFlow "
                         "Lite Micro firmware and the driver's fast-memory rule")
+    p.add_argument("--linker", choices=("gnu", "lld"), default="gnu",
+                   help="link the executorch variants with arm-none-eabi-ld (default) or "
+                   "ld.lld-16, and check the matching resolution model")
     p.set_defaults(run=run, accepts_extra=False)
 
 
@@ -48,6 +51,6 @@ def run(args) -> int:
     else:
         from weaklink.demo import run_demo
 
-        report = run_demo(cache=args.cache, plot_dir=args.plot)
+        report = run_demo(cache=args.cache, plot_dir=args.plot, linker=args.linker)
     print(json.dumps(report.to_json(), indent=2) if args.json else report.to_table())
     return report.exit_code

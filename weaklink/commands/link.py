@@ -21,7 +21,11 @@ line, e.g.
 members appear there as symbol "--whole-archive" with file null, as ld prints them);
 "collected" lists the sections --gc-sections removes, as --print-gc-sections does; "ld_args"
 is the ld line modelled for a driver line. Without -T, ld's built-in script (ld --verbose)
-is used. Not modelled: shared libraries, LTO IR objects, symbol versions."""
+is used. Not modelled: shared libraries, LTO IR objects, symbol versions.
+--flavor lld models ld.lld 16 (same JSON, "flavor": "lld"): "extracted" is lld's
+--why-extract list in its order (file null for lld's <internal>, "--entry"/"--undefined" for
+those options); lld's own options (--why-extract=FILE, --warn-backrefs, --start-lib ...) go
+after --. --compare gnu,lld lists "differences": [{kind, symbol, gnu, lld, reason}]."""
 
 
 def add_parser(subparsers) -> None:
@@ -38,6 +42,12 @@ def add_parser(subparsers) -> None:
                    help="print ld -y lines for SYM (repeatable)")
     p.add_argument("--why-not", action="append", default=[], metavar="SYM",
                    help="explain every definition of SYM that did not win (repeatable)")
+    p.add_argument("--flavor", choices=("gnu", "lld"), default="gnu",
+                   help="which linker to model: GNU ld 2.40 (default) or ld.lld 16; lld's own "
+                   "--why-extract=FILE, --warn-backrefs go after `--` with the link's arguments")
+    p.add_argument("--compare", metavar="gnu,lld",
+                   help="run both models and list every difference with its reason "
+                   "(exit 1 when they differ)")
     p.set_defaults(run=run, accepts_extra=True)
 
 
@@ -53,6 +63,11 @@ def _model(args):
     if dashed and rest and is_driver(rest[0]):
         return link_driver(rest, **kw)
     return link(rest, **kw)
+
+
+def _ld_args(args) -> list[str]:
+    extra = list(args.extra)
+    return extra[1:] if extra[:1] == ["--"] else extra
 
 
 def _verdict_lines(result) -> list[str]:
@@ -86,6 +101,10 @@ def _answers(args, result) -> list[str]:
 
 
 def run(args) -> int:
+    if args.compare is not None:
+        return _run_compare(args)
+    if args.flavor == "lld":
+        return _run_lld(args)
     result = _model(args)
     if args.json:
         print(result.dumps(extras=bool(args.trace_symbol or args.why_not)))
@@ -99,4 +118,44 @@ def run(args) -> int:
     if result.ld_args is not None and not asked:
         lines.insert(0, "ld " + " ".join(result.ld_args))
     print("\n".join([*lines, *_verdict_lines(result)]), file=sys.stdout)
+    return 0 if result.ok else 1
+
+
+def _run_compare(args) -> int:
+    from weaklink.errors import UsageError
+    from weaklink.resolve import compare, link
+    from weaklink.resolve import lld
+
+    if sorted(args.compare.split(",")) != ["gnu", "lld"]:
+        raise UsageError(f"--compare {args.compare!r}: only 'gnu,lld' is supported")
+    ld_args = _ld_args(args)
+    result = compare.compare(link(ld_args), lld.link(ld_args), ld_args)
+    print(result.dumps() if args.json else result.table())
+    return 0 if result.same else 1
+
+
+def _run_lld(args) -> int:
+    from pathlib import Path
+
+    from weaklink.resolve import lld
+    from weaklink.resolve.lld.cmdline import parse as parse_lld
+
+    ld_args = _ld_args(args)
+    result = lld.link(ld_args)
+    why_file = parse_lld(ld_args).why_extract
+    stopped = any(e.kind == "multiple-definition" for e in result.errors)
+    if why_file and why_file != "-" and not stopped:       # lld writes it unless duplicates
+        Path(why_file).write_text(lld.why_extract_text(result))
+    if args.json:
+        print(result.dumps())
+        return 0 if result.ok else 1
+    out = sys.stdout
+    if args.why_extract or why_file == "-":
+        out.write(lld.why_extract_text(result))
+    elif not args.trace_symbol:
+        print(result.table(), file=out)
+    for d in (*result.warnings, *result.errors):
+        sev = "warning" if d in result.warnings else "error"
+        print(f"ld.lld: {sev}: {d.message}", file=out)
+    print("link would " + ("succeed" if result.ok else "FAIL"), file=out)
     return 0 if result.ok else 1

@@ -18,20 +18,37 @@ from weaklink.resolve import link
 from weaklink.resolve.oracle import differences, recorded_run
 
 
-def run_demo(cache: str | Path | None = None, plot_dir: str | Path | None = None) -> DemoReport:
+def run_demo(cache: str | Path | None = None, plot_dir: str | Path | None = None,
+             linker: str = "gnu") -> DemoReport:
+    """`linker="lld"`: the same variants linked by ld.lld-16, checked against the lld model."""
     rows = []
-    for outcome in fixtures.build(cache=cache):
+    for outcome in fixtures.build(cache=cache, linker=linker):
         rows.append(_row(outcome, Path(plot_dir) if plot_dir else None))
-    return DemoReport(tuple(rows))
+    return DemoReport(tuple(rows), linker)
+
+
+def _compare_gnu(outcome: fixtures.LinkOutcome):
+    real = recorded_run(outcome.returncode, outcome.stderr, outcome.map)
+    model = link(outcome.ld_args, cwd=str(outcome.cwd), cref=True)
+    return differences(model, real, demangled=True), {(k, s) for k, s, _ in real.errors}
+
+
+def _compare_lld(outcome: fixtures.LinkOutcome):
+    from weaklink.resolve.lld import oracle, resolve
+
+    real = oracle.recorded_run(outcome.returncode, outcome.stderr, outcome.why_extract,
+                               outcome.elf)
+    state, model = resolve(outcome.ld_args, cwd=str(outcome.cwd))
+    diffs = oracle.differences(model, real, state, demangled=True, messages=True, ordered=False)
+    return diffs, {(e.kind, e.symbol) for e in real.errors}
 
 
 def _row(outcome: fixtures.LinkOutcome, plot_dir: Path | None) -> DemoRow:
     v, t = outcome.variant, outcome.target
-    real = recorded_run(outcome.returncode, outcome.stderr, outcome.map)
-    model = link(outcome.ld_args, cwd=str(outcome.cwd), cref=True)
-    diffs = differences(model, real, demangled=True)
-    errors = tuple(sorted({(kind, sym) for kind, sym, _ in real.errors}))
-    kind = "ok" if real.ok else (errors[0][0] if errors else "failed")
+    compare = _compare_lld if outcome.linker == "lld" else _compare_gnu
+    diffs, real_errors = compare(outcome)
+    errors = tuple(sorted(real_errors))
+    kind = "ok" if outcome.ok else (errors[0][0] if errors else "failed")
     report = None
     if outcome.ok:
         report = check(outcome.elf, accelerator=t.accelerator, system_config=t.system_config,
@@ -40,5 +57,6 @@ def _row(outcome: fixtures.LinkOutcome, plot_dir: Path | None) -> DemoRow:
             from weaklink.check.plot import plot
 
             plot_dir.mkdir(parents=True, exist_ok=True)
-            plot(report, plot_dir / f"{v.name}.png")
+            suffix = ".lld" if outcome.linker == "lld" else ""
+            plot(report, plot_dir / f"{v.name}{suffix}.png")
     return DemoRow(v.backend, v.runner, v.target, kind, errors, not diffs, tuple(diffs), report)

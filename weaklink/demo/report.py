@@ -82,9 +82,13 @@ def _size(n: int) -> str:
     return f"{n // 1024} KB" if n and n % 1024 == 0 else f"{n} B"
 
 
+LINKERS = {"gnu": ("real ld", "arm-none-eabi-ld"), "lld": ("real ld.lld", "ld.lld-16")}
+
+
 @dataclass(frozen=True)
 class DemoReport:
     rows: tuple[DemoRow, ...]
+    linker: str = "gnu"             # which real linker linked the rows: gnu | lld
 
     @property
     def exit_code(self) -> int:
@@ -92,10 +96,13 @@ class DemoReport:
         return 0 if all(r.model_agrees_with_ld for r in self.rows) else 1
 
     def to_json(self) -> dict:
-        return {"schema_version": SCHEMA_VERSION, "rows": [r.to_json() for r in self.rows]}
+        return {"schema_version": SCHEMA_VERSION, "linker": self.linker,
+                "rows": [r.to_json() for r in self.rows]}
 
     def to_table(self) -> str:
-        head = ("backend", "runner", "target", "link (real ld)", "model = ld",
+        short, tool = LINKERS[self.linker]
+        head = ("backend", "runner", "target", f"link ({short})",
+                "model = ld" if self.linker == "gnu" else "model = lld",
                 "fast scratch seen by the backend", "NPU", "cycles")
         body = []
         for r in self.rows:
@@ -108,7 +115,7 @@ class DemoReport:
         line = lambda cells: "  ".join(str(c).ljust(w) for c, w in zip(cells, widths)).rstrip()  # noqa: E731
         out = [line(head), line("-" * w for w in widths), *map(line, body), ""]
         agree = sum(r.model_agrees_with_ld for r in self.rows)
-        out.append(f"model agrees with arm-none-eabi-ld on {agree}/{len(self.rows)} links; "
+        out.append(f"model agrees with {tool} on {agree}/{len(self.rows)} links; "
                    "ok* = ok with the weak default 0/0 (the model never uses the fast scratch)")
         for r in self.rows:
             for d in r.disagreements:

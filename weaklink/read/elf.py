@@ -182,7 +182,8 @@ class ElfFile:
                        int(self.sections[self.symtab_index]["sh_offset"]) + pos * S.SYM.itemsize)
         raw = np.frombuffer(table, np.uint8)
         nul = np.flatnonzero(raw == 0)
-        ends = nul[np.searchsorted(nul, offsets)] if nul.size else np.full_like(offsets, len(table))
+        # a name running to the end of a table without its NUL ends at the table's end
+        ends = np.append(nul, len(table))[np.searchsorted(nul, offsets)]
         return [table[a:b].decode("utf-8", "replace") for a, b in zip(offsets.tolist(), ends.tolist())]
 
     @cached_property

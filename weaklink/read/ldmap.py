@@ -188,6 +188,10 @@ def _cref_table(src: _Lines) -> dict[str, tuple[str, ...]]:
 
 
 def parse_map_text(text: str, path: str = "<map>") -> LinkMap:
+    """A GNU ld map, or an ld.lld map (detected by its header line; weaklink.read.lldmap)."""
+    from weaklink.read import lldmap
+    if lldmap.is_lld_map(text):
+        return lldmap.parse_lld_map_text(text, path)
     src = _Lines(text, path)
     found: dict = {}
     loads, load_lines = [], []

@@ -305,6 +305,20 @@ class SectionTable:
     def _global_row(self) -> dict[int, int]:
         return {k: r for r, k in enumerate(self.obj._index)}
 
+    def relocations(self, index: int) -> tuple[list[int], list[int]]:
+        """(r_offset, symbol-table index) of every relocation applying to section `index`,
+        in file order (where a linker reports an undefined symbol)."""
+        offsets, symbols = [], []
+        elf = self.obj.elf
+        for r in self._rel.get(index, ()):
+            t, _, size, _, _ = self._raw[r]
+            dt = REL if t == S.SHT_REL else RELA
+            rel = np.frombuffer(elf.data, dt, count=size // dt.itemsize,
+                                offset=int(elf.sections["sh_offset"][r]))
+            offsets += rel["r_offset"].tolist()
+            symbols += (rel["r_info"] >> 8).tolist()
+        return offsets, symbols
+
     def references(self, index: int) -> tuple[list[int], list[int]]:
         """What the relocations of section `index` point at: sections of this file (local
         symbols) and rows of global symbols (ObjectFile.rows). GNU C++ vtable-GC relocations

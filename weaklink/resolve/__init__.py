@@ -15,13 +15,21 @@ from weaklink.resolve.result import LinkResult
 
 
 def link(args: Sequence[str], *, cref: bool = False, trace: Sequence[str] = (),
-         why_not: Sequence[str] = (), cwd: str | None = None, plugin: bool = False
-         ) -> LinkResult:
+         why_not: Sequence[str] = (), cwd: str | None = None, plugin: bool = False,
+         flavor: str = "gnu") -> LinkResult:
     """Model `arm-none-eabi-ld ARGS`. `trace` adds -y lines (also taken from -y in ARGS),
     `why_not` explains every losing definition of those symbols, `cref` fills the --cref table.
     Relative paths are opened from `cwd` (default: the process's) and named as given.
+    `flavor="lld"` models ld.lld 16 instead (weaklink.resolve.lld; cref/trace/why_not are
+    GNU-only).
 
     Raises UsageError for an unknown option, InputError for a missing or corrupt input."""
+    if flavor == "lld":
+        from weaklink.resolve import lld
+        return lld.link(args, cwd=cwd)
+    if flavor != "gnu":
+        from weaklink.errors import UsageError
+        raise UsageError(f"flavor {flavor!r}: expected 'gnu' or 'lld'")
     opts = cmdline.parse(list(map(str, args)))
     if cref and not opts.cref:
         opts = dataclasses.replace(opts, cref=True)

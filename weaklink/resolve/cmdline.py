@@ -63,6 +63,8 @@ class InputItem:
     whole: bool = False
     value: int = 0
     children: tuple["InputItem", ...] = ()
+    lazy: int = 0               # lld --start-lib ... --end-lib: an object loaded like a
+                                # member; the number of its --start-lib block (0: not lazy)
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,6 +110,9 @@ class _State:
     plugin: bool = False
     init: str = "_init"
     fini: str = "_fini"
+    lld: bool = False           # accept lld's --start-lib / --end-lib
+    lib: int = 0                # inside the n-th --start-lib block (0: outside)
+    libs: int = 0
 
 
 def _split(arg: str, args: list[str], i: int, names: tuple[str, ...]) -> tuple[str | None, int]:
@@ -138,7 +143,8 @@ def _defsym(text: str) -> InputItem:
 def _valued(st: _State, arg: str, args: list[str], i: int) -> int | None:
     """Handle an option with a value; return the next index, or None if not one."""
     table = (
-        (("-l", "--library"), lambda v: st.stack[-1].append(InputItem("library", v, st.whole))),
+        (("-l", "--library"), lambda v: st.stack[-1].append(
+            InputItem("library", v, st.whole, lazy=st.lib))),
         (("-L", "--library-path"), st.dirs.append),
         (("-u", "--undefined"), st.undefined.append),
         (("--require-defined",), st.require.append),
@@ -174,12 +180,21 @@ def _valued(st: _State, arg: str, args: list[str], i: int) -> int | None:
 def _flag(st: _State, arg: str) -> bool:
     norm = "--" + arg.lstrip("-") if arg.startswith("-") else arg
     if arg in ("--start-group", "-("):
+        if st.lib:
+            raise UsageError("may not nest --start-group in --start-lib")
         st.stack.append([])
     elif arg in ("--end-group", "-)"):
         if len(st.stack) == 1:
             raise UsageError("--end-group without --start-group")
         children = tuple(st.stack.pop())
         st.stack[-1].append(InputItem("group", children=children))
+    elif st.lld and arg in ("--start-lib", "--end-lib"):
+        if bool(st.lib) == (arg == "--start-lib"):
+            raise UsageError(f"{'nested' if st.lib else 'stray'} {arg}")
+        if len(st.stack) > 1:
+            raise UsageError("may not nest --start-lib in --start-group")
+        st.libs += arg == "--start-lib"
+        st.lib = st.libs if arg == "--start-lib" else 0
     elif arg == "--whole-archive":
         st.whole = True
     elif arg == "--no-whole-archive":
@@ -225,15 +240,16 @@ def expand_response_files(args: list[str], depth: int = 0) -> list[str]:
     return out
 
 
-def parse(args: list[str]) -> LinkOptions:
-    """Parse ld arguments; raise UsageError for an unknown or unsupported option."""
+def parse(args: list[str], *, lld: bool = False) -> LinkOptions:
+    """Parse ld arguments; raise UsageError for an unknown or unsupported option. `lld` also
+    accepts --start-lib/--end-lib (the files between them come out `lazy`)."""
     args = expand_response_files(args)
-    st = _State()
+    st = _State(lld=lld)
     i = 0
     while i < len(args):
         arg = args[i]
         if not arg.startswith("-") or arg == "-":
-            st.stack[-1].append(InputItem("file", arg, st.whole))
+            st.stack[-1].append(InputItem("file", arg, st.whole, lazy=st.lib))
             i += 1
             continue
         key = arg.split("=", 1)[0]

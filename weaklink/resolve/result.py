@@ -97,6 +97,7 @@ class LinkResult:
     gc_sections: bool = False
     print_gc_sections: bool = False              # the ld line asked for --print-gc-sections
     ld_args: tuple[str, ...] | None = None       # the ld command line modelled (driver lines)
+    flavor: str = "gnu"             # which linker's rules: "gnu" (GNU ld) or "lld" (ld.lld)
 
     @cached_property
     def symbols(self) -> dict[str, SymbolInfo]:
@@ -105,7 +106,7 @@ class LinkResult:
     def to_json(self, extras: bool = False) -> dict:
         out = {
             "schema_version": SCHEMA_VERSION,
-            "flavor": "gnu",
+            "flavor": self.flavor,
             "ok": self.ok,
             "errors": [e.to_json() for e in self.errors],
             "warnings": [w.to_json() for w in self.warnings],

@@ -1,0 +1,89 @@
+"""ld.lld's command line: the GNU-compatible part is parsed by resolve/cmdline.py (with
+--start-lib/--end-lib); the options only lld has, and that change what it reports, are taken
+out here first."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from weaklink.errors import UsageError
+from weaklink.resolve import cmdline
+from weaklink.resolve.cmdline import LinkOptions
+
+DEFAULT_ERROR_LIMIT = 20        # lld: "too many errors emitted, stopping now"
+
+# lld-only flags that change nothing the model decides.
+IGNORED = frozenset({"--no-warn-backrefs", "--no-fortran-common", "--no-threads",
+                     "--color-diagnostics=never", "--no-lto-legacy-pass-manager"})
+IGNORED_VALUED = ("--threads", "--print-archive-stats", "--error-unresolved-symbols",
+                  "--time-trace-file")
+# lld 16 rejects these (GNU ld accepts them); say so rather than predict a link lld refuses.
+UNKNOWN_TO_LLD = ("--require-defined",)
+
+
+@dataclass(frozen=True)
+class LldOptions:
+    ld: LinkOptions
+    why_extract: str | None = None
+    warn_backrefs: bool = False
+    backrefs_exclude: tuple[str, ...] = ()
+    error_limit: int = DEFAULT_ERROR_LIMIT
+    fortran_common: bool = False
+    wrap: tuple[str, ...] = ()      # --wrap=SYM, in order, without repeats
+
+
+def _value(arg: str, args: list[str], i: int, name: str) -> tuple[str | None, int]:
+    if arg == name:
+        if i + 1 >= len(args):
+            raise UsageError(f"option '{name}' requires an argument")
+        return args[i + 1], i + 2
+    if arg.startswith(name + "="):
+        return arg[len(name) + 1:], i + 1
+    return None, i
+
+
+def parse(args: list[str]) -> LldOptions:
+    args = cmdline.expand_response_files(list(map(str, args)))
+    rest: list[str] = []
+    why, backrefs, exclude, limit, fortran = None, False, [], DEFAULT_ERROR_LIMIT, False
+    wrap: list[str] = []
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        key = arg.split("=", 1)[0]
+        if key in UNKNOWN_TO_LLD:
+            raise UsageError(f"ld.lld 16 has no option '{key}' (GNU ld only)")
+        if arg in IGNORED:
+            i += 1
+            continue
+        if arg == "--warn-backrefs":
+            backrefs, i = True, i + 1
+            continue
+        if arg == "--fortran-common":
+            fortran, i = True, i + 1
+            continue
+        for name in ("--why-extract", "--warn-backrefs-exclude", "--error-limit", "--wrap",
+                     *IGNORED_VALUED):
+            value, j = _value(arg, args, i, name)
+            if value is None:
+                continue
+            if name == "--why-extract":
+                why = value
+            elif name == "--warn-backrefs-exclude":
+                exclude.append(value)
+            elif name == "--wrap":
+                wrap.append(value)
+            elif name == "--error-limit":
+                try:
+                    limit = int(value)
+                except ValueError:
+                    raise UsageError(f"--error-limit: number expected, not {value!r}") from None
+            i = j
+            break
+        else:
+            rest.append(arg)
+            i += 1
+    if fortran:
+        raise UsageError("--fortran-common is not modelled (LLVM 16 defaults to "
+                         "--no-fortran-common)")
+    return LldOptions(cmdline.parse(rest, lld=True), why, backrefs, tuple(exclude), limit,
+                      fortran, tuple(dict.fromkeys(wrap)))
