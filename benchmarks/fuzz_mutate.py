@@ -236,6 +236,7 @@ MUTATORS = {
     "tflite": BYTES + [("word", word)] * 3,
     "functional": BYTES + [("word", word)] * 3 + [("npz-member", npz_member)] * 3,
     "map": TEXT * 3 + BYTES,
+    "lld-map": TEXT * 3 + BYTES,
     "binding": TEXT * 3 + BYTES,
     "vela.ini": TEXT * 3 + BYTES,
     "script": TEXT * 3 + BYTES,

@@ -121,6 +121,17 @@ def build_seeds(work: Path, cache: str | None = None) -> Seeds:
         ]),
         "script": Entry([Path(script)], [swap(no_out, script)]),
     }
+    # ld.lld-16's map (weaklink.read.lldmap) beside its own image, when lld is installed
+    try:
+        from weaklink.resolve.lld.oracle import lld_path
+        lld_path()
+        (lld,) = fixtures.build([weak.variant], cache=cache, linker="lld")
+    except Exception:                                   # lld not installed: GNU maps only
+        lld = None
+    if lld is not None and lld.ok:
+        kinds["lld-map"] = Entry([root / lld.map], [
+            ("weaklink", "analyze", "--json", str(root / lld.elf), "--map", "{}"),
+        ])
     # The functional engine (U55/U65 only) on a U55 compile: it writes its outputs to {out}
     u55_model = models / "tiny__ethos-u55-128__Ethos_U55_High_End_Embedded__Shared_Sram"
     fixtures.model_blob("u55", cache)
