@@ -39,3 +39,21 @@ def test_corrupt_dwarf_string_in_check_is_one_line(tmp_path, capsys):
     assert status == 2
     assert err == f"weaklink: error: {bad}: unreadable DWARF: UnicodeDecodeError: 'utf-8' codec " \
                   "can't decode byte 0xff in position 2: invalid start byte\n"
+
+
+def test_short_scale_stream_is_an_input_error():
+    """fuzz #9959 (seed 1): a blob whose scale stream is shorter than 10 bytes per channel."""
+    from npu.functional.scale import decode_scales
+    with pytest.raises(InputError, match="scale stream of 32 bytes: 16 OFM channels need 160"):
+        decode_scales(bytes(32), 16)
+
+
+def test_output_element_size_without_a_dtype_is_an_input_error():
+    """fuzz #1994 (seed 1): an npz whose output_elem_size member was rewritten to 0."""
+    from types import SimpleNamespace
+
+    from npu.functional import _read_outputs
+    from npu.read.blob import VelaIO
+    model = SimpleNamespace(path="m.npz", outputs=(VelaIO((1, 4, 4, 8), 0, 0, 1),))
+    with pytest.raises(InputError, match="output 0: element size 0, expected 1, 2, 4"):
+        _read_outputs(None, model)
