@@ -1,6 +1,8 @@
-"""Benchmark `weaklink analyze --json` against `arm-none-eabi-nm -S` on a 200k-symbol image.
+"""Benchmark `weaklink analyze --json` against `arm-none-eabi-nm -S` at 10k, 50k, 200k, 800k symbols.
 
-Run: python benchmarks/bench_analyze.py [--symbols N] [--repeat K]
+Run: python benchmarks/bench_analyze.py [--symbols N ...] [--repeat K] [--detail]
+
+Goals (issue 13): at most 1.0x nm's wall time from 200k symbols up, at most 2.0x at 10k.
 
 The image is generated once (assembled from a .s of N global labels, a quarter each Thumb
 functions, initialised .data pointers, weak .bss objects and C++-mangled .rodata bytes) and
@@ -104,43 +106,55 @@ def in_process(elf: Path, repeat: int) -> float:
     return best
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--symbols", type=int, default=200_000)
-    ap.add_argument("--repeat", type=int, default=5)
-    args = ap.parse_args()
-    elf = build_image(args.symbols)
-    full_cli = [sys.executable, "-m", "weaklink.cli", "analyze"]
+GOALS = {10_000: 2.0, 200_000: 1.0, 800_000: 1.0}
+
+
+def goal(n: int) -> float | None:
+    return 1.0 if n >= 200_000 else GOALS.get(n)
+
+
+def detail(elf: Path, n: int, repeat: int) -> None:
+    """Where the time goes on one image: start-up, the model in process, attribution."""
     lean = [sys.executable, "-m", "weaklink.analyze"]
-    nm = [toolchain.tool("nm"), "-S", str(elf)]
     queried = ["f0", "d1", "b2", "_ZN2ns2r3E"]
     q_args = [a for s in queried for a in ("--symbol", s)]
     t = best_times({
-        "nm": nm,
-        "cli": [*full_cli, "--json", str(elf)],
-        "lean": [*lean, "--json", str(elf)],
         "start": [*lean, "--help"],
         "dwarf": [*lean, "--json", str(elf), *q_args],
         "map": [*lean, "--json", str(elf), "--map", str(elf.with_suffix(".map")), *q_args],
-    }, args.repeat)
-    nm_s, cli_s, lean_s, start_s = t["nm"], t["cli"], t["lean"], t["start"]
-    dwarf_s, attr_s = t["dwarf"], t["map"]
-    model_s = in_process(elf, args.repeat)
-    nm_bytes, wl_bytes = output_size(nm), output_size([*lean, "--json", str(elf)])
-    print(f"image                          {elf.name}: {args.symbols} symbols, "
-          f"{elf.stat().st_size} bytes")
-    print(f"arm-none-eabi-nm -S            {nm_s:7.3f} s  ({nm_bytes} bytes out)")
-    print(f"weaklink analyze --json        {cli_s:7.3f} s  ({wl_bytes} bytes out)  "
-          f"ratio {cli_s / nm_s:5.2f} x")
-    print(f"python -m weaklink.analyze     {lean_s:7.3f} s  (same output, analyze command "
-          f"only)  ratio {lean_s / nm_s:5.2f} x")
-    print(f"analyze() + to_json() in process {model_s:5.3f} s  (no interpreter start-up)")
-    print(f"start-up alone (--help)        {start_s:7.3f} s  (python, numpy, weaklink package)")
-    print("goal: ratio <= 1.00")
-    print(f"{len(queried)} queried symbols, DWARF attribution   {dwarf_s:7.3f} s  (lean entry)")
-    print(f"{len(queried)} queried symbols, --map attribution   {attr_s:7.3f} s  (lean entry; "
-          f"includes parsing the {elf.with_suffix('.map').stat().st_size} byte map)")
-    print(f"(best of {args.repeat} rounds; the machine is shared)")
+    }, repeat)
+    print(f"\n{n} symbols in detail:")
+    print(f"analyze() + to_json() in process {in_process(elf, repeat):6.3f} s  (no interpreter start-up)")
+    print(f"start-up alone (--help)          {t['start']:6.3f} s  (python, numpy, weaklink package)")
+    print(f"{len(queried)} queried symbols, DWARF attribution {t['dwarf']:6.3f} s")
+    print(f"{len(queried)} queried symbols, --map attribution {t['map']:6.3f} s  (includes parsing the "
+          f"{elf.with_suffix('.map').stat().st_size} byte map)")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--symbols", type=int, nargs="+", default=[10_000, 50_000, 200_000, 800_000])
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--detail", action="store_true", help="also break down the largest image")
+    args = ap.parse_args()
+    rows = []
+    print(f"{'symbols':>8}  {'nm -S':>8}  {'weaklink':>9}  {'ratio':>6}  {'goal':>5}  "
+          f"{'python -m weaklink.analyze':>26}  output nm / weaklink")
+    for n in args.symbols:
+        elf = build_image(n)
+        nm = [toolchain.tool("nm"), "-S", str(elf)]
+        cli = [sys.executable, "-m", "weaklink.cli", "analyze", "--json", str(elf)]
+        lean = [sys.executable, "-m", "weaklink.analyze", "--json", str(elf)]
+        t = best_times({"nm": nm, "cli": cli, "lean": lean}, args.repeat)
+        ratio, g = t["cli"] / t["nm"], goal(n)
+        met = "" if g is None else ("met" if ratio <= g else "MISSED")
+        rows.append((n, ratio, g))
+        print(f"{n:>8}  {t['nm']:7.3f}s  {t['cli']:8.3f}s  {ratio:5.2f}x  "
+              f"{'' if g is None else f'{g:.1f}x':>5}  {t['lean']:8.3f}s ({t['lean'] / t['nm']:4.2f}x)"
+              f"            {output_size(nm) / 1e6:.1f} / {output_size(cli) / 1e6:.1f} MB  {met}")
+    print(f"(best of {args.repeat} rounds, the commands taking turns; the machine is shared)")
+    if args.detail:
+        detail(build_image(args.symbols[-1]), args.symbols[-1], args.repeat)
     return 0
 
 

@@ -9,7 +9,7 @@ import sys
 from npu.api import run
 from npu.driver import Base
 from npu.emulate.engine import DEFAULT_BUDGET
-from npu.errors import InputError, exit_status
+from npu.errors import InputError, exit_status, require
 from npu.hw import accelerator_names
 from npu.read.model import load_models
 from npu.soc import NUM_REGIONS, soc_names
@@ -124,6 +124,8 @@ def _write_outputs(result, directory: str):
 
 
 def _run(args) -> int:
+    if args.plot:
+        require("matplotlib", "--plot", "plot")
     if args.functional and not args.outputs:
         raise InputError(None, "--functional needs --outputs DIR")
     if (args.input or args.outputs) and not args.functional:

@@ -47,17 +47,37 @@ def read_input(path: str | Path, *, name: str | None = None, text: bool = False,
         raise InputError(shown, f"cannot read {what}: {exc}") from None
 
 
+class MissingExtra(Exception):
+    """A feature needs an optional dependency that is not installed; the message names the
+    extra that brings it: ``--plot needs matplotlib: pip install 'weaklink[plot]'``."""
+
+    def __init__(self, feature: str, package: str, extra: str):
+        self.feature, self.package, self.extra = feature, package, extra
+        super().__init__(f"{feature} needs {package}: pip install 'weaklink[{extra}]'")
+
+
+def require(module: str, feature: str, extra: str, package: str | None = None):
+    """Import an optional dependency, or raise MissingExtra naming the extra to install."""
+    import importlib
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        raise MissingExtra(feature, package or module.split(".")[0], extra) from None
+
+
 def one_line(exc: BaseException) -> str:
-    """An error's text on one line: a reader may quote a file's bytes, newlines included."""
-    return " ".join(str(exc).split("\n")).replace("\r", " ")
+    """An error's text on one line: a reader may quote a file's bytes (a name with a newline,
+    a form feed or U+2028 in it), so every non-printable character is shown escaped."""
+    return "".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in str(exc))
 
 
 def exit_status(prog: str, action: Callable[[], int], errors: tuple[type[BaseException], ...] = ()) -> int:
-    """Run a command's action: bad input (and any of ``errors``) becomes one ``PROG: error: …``
-    line and exit status 2, never a traceback; a closed pipe (``| head``) is not an error."""
+    """Run a command's action: bad input, a missing optional dependency (and any of
+    ``errors``) becomes one ``PROG: error: …`` line and exit status 2, never a traceback; a
+    closed pipe (``| head``) is not an error."""
     try:
         return action()
-    except (InputError, *errors) as exc:
+    except (InputError, MissingExtra, *errors) as exc:
         print(f"{prog}: error: {one_line(exc)}", file=sys.stderr)
         return 2
     except BrokenPipeError:

@@ -4,6 +4,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from npu.report import RunResult
+from npu.errors import require
 
 COLOURS = {"CONV": "#4c72b0", "DEPTHWISE": "#55a868", "POOL": "#c44e52", "ELEMENTWISE": "#8172b2",
            "RESIZE": "#ccb974", "DMA": "#dd8452"}
@@ -34,7 +35,7 @@ def draw_timeline(ax, result: RunResult) -> None:
 
 
 def plot_timeline(result: RunResult, path: str | Path) -> Path:
-    import matplotlib
+    matplotlib = require("matplotlib", "--plot", "plot")
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 

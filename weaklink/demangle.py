@@ -9,19 +9,26 @@ import functools
 import shutil
 import subprocess
 
-try:
-    import cxxfilt as _cxxfilt
-except ImportError:  # pragma: no cover - cxxfilt is in the demo/test extras
-    _cxxfilt = None
+
+@functools.cache
+def _cxxfilt():
+    """cxxfilt, loaded on the first mangled name (its import costs tens of ms: ctypes,
+    tempfile), or None when it is not installed."""
+    try:
+        import cxxfilt
+    except ImportError:  # pragma: no cover - cxxfilt is in the demo/test extras
+        return None
+    return cxxfilt
 
 
 @functools.lru_cache(maxsize=65536)
 def demangle(name: str) -> str:
     if not name.startswith("_Z"):
         return name
-    if _cxxfilt is not None:
+    cxxfilt = _cxxfilt()
+    if cxxfilt is not None:
         try:
-            return _cxxfilt.demangle(name)
+            return cxxfilt.demangle(name)
         except Exception:  # cxxfilt raises InvalidName (and may fail to load libstdc++)
             return name
     tool = shutil.which("arm-none-eabi-c++filt") or shutil.which("c++filt")

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 from typing import Callable
 
-from npu.errors import InputError, read_input
+from npu.errors import InputError, MissingExtra, read_input, require
 from npu.errors import exit_status as _exit_status
 
-__all__ = ["InputError", "ToolchainMissing", "UsageError", "exit_status", "read_input"]
+__all__ = ["InputError", "MissingExtra", "ToolchainMissing", "UsageError", "exit_status", "read_input",
+           "require"]
 
 
 class UsageError(Exception):

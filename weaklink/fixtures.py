@@ -27,8 +27,25 @@ from weaklink import toolchain
 from weaklink.errors import InputError
 
 REPO = Path(__file__).resolve().parent.parent
-FIXTURES = Path(os.environ.get("WEAKLINK_FIXTURES", REPO / "fixtures"))
+# The fixture sources: $WEAKLINK_FIXTURES, else the checkout's fixtures/, else the copy an
+# installed wheel carries as package data (weaklink/_fixtures, see setup.py).
+PACKAGED = Path(__file__).resolve().parent / "_fixtures"
+FIXTURES = Path(os.environ.get("WEAKLINK_FIXTURES")
+                or (REPO / "fixtures" if (REPO / "fixtures" / "firmware").is_dir() else PACKAGED))
 FIRMWARE = FIXTURES / "firmware"
+
+
+def use_fixtures(directory: str | Path | None = None) -> Path:
+    """Point the build at a fixture source directory (``--fixtures DIR``), checking that it
+    holds firmware/ and models/generate.py; InputError in one line when it does not."""
+    global FIXTURES, FIRMWARE
+    where = Path(directory) if directory else FIXTURES
+    if not (where / "firmware").is_dir() or not (where / "models" / "generate.py").is_file():
+        raise InputError(where, "no fixture sources here (expected firmware/ and "
+                         "models/generate.py): give --fixtures DIR, a weaklink checkout's fixtures/")
+    FIXTURES, FIRMWARE = where, where / "firmware"
+    _model_generator.cache_clear()
+    return where
 
 C_FLAGS = (*toolchain.CPU_FLAGS, "-O2", "-g", "-ffunction-sections", "-fdata-sections",
            "-ffreestanding", "-Wall", "-Werror")
@@ -145,7 +162,12 @@ class LinkOutcome:
 
 
 def cache_dir(root: str | Path | None = None) -> Path:
-    base = Path(root or os.environ.get("WEAKLINK_CACHE") or REPO / ".cache")
+    """Where builds go: `root`, $WEAKLINK_CACHE, the checkout's .cache/, or (an installed
+    package, whose directory is not ours to write) $XDG_CACHE_HOME/weaklink."""
+    default = REPO / ".cache"
+    if not (REPO / "fixtures").is_dir():
+        default = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "weaklink"
+    base = Path(root or os.environ.get("WEAKLINK_CACHE") or default)
     return base / "fixtures"
 
 

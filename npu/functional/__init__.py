@@ -46,6 +46,9 @@ def _place_inputs(mem: AddressSpace, model, inputs, path):
 def _read_outputs(mem: AddressSpace, model) -> tuple[np.ndarray, ...]:
     out = []
     for i, io in enumerate(model.outputs):
+        if io.elem_size not in DTYPE:
+            raise InputError(model.path, f"output {i}: element size {io.elem_size}, expected "
+                             f"{', '.join(map(str, sorted(DTYPE)))}")
         shape = tuple(d for d in io.shape if d) or (1,)
         n = int(np.prod(shape)) * io.elem_size
         raw = mem.read(io.region, io.offset, n, f"output {i}")

@@ -14,11 +14,16 @@ from __future__ import annotations
 
 import numpy as np
 
+from npu.errors import InputError
+
 SCALE_ENTRY = 10          # bytes per channel in the scale stream
 
 
 def decode_scales(stream: bytes, channels: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(bias int64, scale int64, shift int64) per channel."""
+    if len(stream) < channels * SCALE_ENTRY:
+        raise InputError(None, f"scale stream of {len(stream)} bytes: {channels} OFM channels "
+                         f"need {channels * SCALE_ENTRY}")
     raw = np.frombuffer(stream[:channels * SCALE_ENTRY], dtype=np.uint8).reshape(channels, SCALE_ENTRY)
     le = raw.astype(np.int64)
     bias = sum(le[:, i] << (8 * i) for i in range(5))

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import configparser
 import functools
+import math
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-from npu.errors import InputError
+from npu.errors import InputError, read_input
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 VELA_INI = DATA / "vela.ini"
@@ -139,11 +140,19 @@ class VelaIni:
         return self.memory_modes[name]
 
 
-def _number(path, section, key, raw, kind):
+def _number(path, section, key, raw, kind, minimum=0):
+    """A vela.ini number: finite and at least ``minimum`` (clocks, scales, ports and burst
+    lengths divide cycle counts, so they must be positive; latencies may be 0)."""
     try:
-        return kind(float(raw)) if kind is int else kind(raw)
-    except ValueError:
-        raise InputError(path, f"[{section}] {key} = {raw!r} is not a number") from None
+        value = float(raw)
+        if not math.isfinite(value):
+            raise ValueError
+        value = kind(value)
+    except (ValueError, OverflowError):
+        raise InputError(path, f"[{section}] {key} = {raw!r} is not a finite number") from None
+    if value < minimum or value > 1e15:
+        raise InputError(path, f"[{section}] {key} = {raw!r}: expected a number from {minimum} to 1e15")
+    return value
 
 
 def _resolved(cp, path, section, seen=()) -> dict[str, str]:
@@ -158,7 +167,8 @@ def _resolved(cp, path, section, seen=()) -> dict[str, str]:
 
 
 def _system_config(path, section, name, keys) -> SystemConfig:
-    get = lambda key, default, kind=float: _number(path, section, key, keys.get(key.lower(), default), kind)  # noqa: E731
+    get = lambda key, default, kind=float, minimum=1e-9: _number(  # noqa: E731
+        path, section, key, keys.get(key.lower(), default), kind, 1 if kind is int and minimum else minimum)
     # regor.cpp: bandwidth = clock_scale * axi width (8 B for Ethos_U55 configs, else 16) * ports
     axi_bytes = 8 if name.startswith("Ethos_U55") else 16
     memories = {}
@@ -166,8 +176,8 @@ def _system_config(path, section, name, keys) -> SystemConfig:
         scale, ports = get(f"{mem}_clock_scale", 1.0), get(f"{mem}_ports_used", 1, int)
         memories[mem] = Memory(
             name=mem, clock_scale=scale, burst_length=get(f"{mem}_burst_length", 32, int),
-            read_latency=get(f"{mem}_read_latency", 0, int), write_latency=get(f"{mem}_write_latency", 0, int),
-            max_reads=get(f"{mem}_max_reads", 16, int), max_writes=get(f"{mem}_max_writes", 16, int),
+            read_latency=get(f"{mem}_read_latency", 0, int, 0), write_latency=get(f"{mem}_write_latency", 0, int, 0),
+            max_reads=get(f"{mem}_max_reads", 16, int, 0), max_writes=get(f"{mem}_max_writes", 16, int, 0),
             ports_used=ports, bandwidth=scale * axi_bytes * ports)
     ports = {k: keys.get(k, "Sram") for k in ("axi0_port", "axi1_port")}
     for key, value in ports.items():
@@ -193,7 +203,7 @@ def load_vela_ini(path: str | Path | None = None) -> VelaIni:
     path = Path(path) if path else VELA_INI
     cp = configparser.ConfigParser()
     try:
-        cp.read_string(path.read_text())
+        cp.read_string(read_input(path, text=True, what="vela.ini"))
     except (OSError, configparser.Error) as e:
         raise InputError(path, f"cannot read vela.ini: {e}") from None
     systems, modes = {}, {}

@@ -7,21 +7,16 @@ and what the container says about each region's size.
 """
 from __future__ import annotations
 
-import io
-import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
-
-import numpy as np
 
 from npu.decode import Command, command_table, decode_stream
 from npu.errors import InputError, read_input
 from npu.hw import commands_for_product
-from npu.read.blob import VelaIO, _io_from_npz, is_blob, read_blob
+from npu.read.blob import VelaIO, is_blob, read_blob
 from npu.read.cop1 import Cop1Payload, parse_cop1
+from npu.read.npz import read_npz
 from npu.read.tflite import read_tflite
-
-NPZ_KEYS = ("cmd_data", "weight_data", "scratch_shape", "scratch_fast_shape")
 
 
 @dataclass(frozen=True)
@@ -43,23 +38,6 @@ class Model:
     def regions_used(self) -> set[int]:
         return {c.fields["region"] for c in self.commands
                 if c.command.endswith("_REGION") and "region" in c.fields}
-
-
-def _npz(data: bytes, path) -> tuple[bytes, dict[int, int]]:
-    try:
-        npz = np.load(io.BytesIO(data), allow_pickle=True)
-        keys = set(npz.files)
-    except (ValueError, OSError, zipfile.BadZipFile) as e:
-        raise InputError(path, f"not a readable npz: {e}", 0) from None
-    missing = [k for k in NPZ_KEYS if k not in keys]
-    if missing:
-        raise InputError(path, f"npz is missing keys: {', '.join(missing)}")
-    sizes = {0: len(npz["weight_data"].item()), 1: int(np.prod(npz["scratch_shape"]))}
-    fast = int(np.prod(npz["scratch_fast_shape"]))
-    if fast:
-        sizes[int(npz["scratch_fast_region"]) if "scratch_fast_region" in keys else 2] = fast
-    ios = tuple(_io_from_npz(npz, p) if f"{p}_shape" in keys else () for p in ("input", "output"))
-    return bytes(npz["cmd_data"].item()), sizes, ios, bytes(npz["weight_data"].item())
 
 
 def _tflite(data: bytes, path) -> list[tuple[bytes, dict[int, int]]]:
@@ -99,7 +77,7 @@ def load_models(source: str | Path | bytes, path: str | Path | None = None) -> l
                 for k, (cmd, sizes) in enumerate(_tflite(data, path))]
     sizes, ios, weights = {}, ((), ()), None
     if data[:2] == b"PK":
-        container, (cmd, sizes, ios, weights) = "npz", _npz(data, path)
+        container, (cmd, sizes, ios, weights) = "npz", read_npz(data, path)
     elif is_blob(data):
         blob = read_blob(data, path)
         container, cmd = "blob", blob.cmd_data

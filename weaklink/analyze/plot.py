@@ -8,6 +8,7 @@ a queried pointer draws an arrow to its target when that target is in a region.
 from __future__ import annotations
 
 from weaklink.analyze.report import AnalysisReport
+from weaklink.errors import require
 
 SECTIONS_PER_REGION = 4
 MIN_WIDTH = 0.006          # fraction of the bar: tiny sections stay visible
@@ -62,7 +63,7 @@ def _draw_symbols(ax, ys, report: AnalysisReport) -> None:
 
 
 def plot(report: AnalysisReport, path: str) -> None:
-    import matplotlib
+    matplotlib = require("matplotlib", "--plot", "plot")
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 

@@ -21,7 +21,7 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-from weaklink.errors import InputError
+from weaklink.errors import InputError, read_input
 
 PRESETS = Path(__file__).resolve().parent.parent / "data" / "bindings"
 SOURCES = ("model-weights", "symbol", "pointer", "tflite-tensor")
@@ -80,10 +80,10 @@ def load_binding(name_or_path: str | Path) -> Binding:
     path = Path(name_or_path)
     if not path.suffix and (PRESETS / f"{name_or_path}.toml").exists():
         path = PRESETS / f"{name_or_path}.toml"
+    if not path.exists():
+        raise InputError(path, f"no such binding file or preset (presets: {', '.join(presets())})")
     try:
-        data = tomllib.loads(path.read_text())
-    except FileNotFoundError:
-        raise InputError(path, f"no such binding file or preset (presets: {', '.join(presets())})") from None
+        data = tomllib.loads(read_input(path, text=True, what="binding file"))
     except tomllib.TOMLDecodeError as exc:
         raise InputError(path, f"not valid TOML: {exc}") from None
     return _parse(data, str(path))
@@ -101,6 +101,11 @@ def _strings(value, path, key) -> tuple[str, ...]:
 
 def _rule(entry: dict, path: str, n: int) -> RegionRule:
     key = f"region[{n}]"
+    if not isinstance(entry, dict):
+        raise InputError(path, f"{key}: expected a [[region]] table")
+    for name in ("input_section", "reader"):
+        if not isinstance(entry.get(name, ""), str):
+            raise InputError(path, f"{key}.{name}: expected a string")
     index = entry.get("index")
     if not isinstance(index, int) or not 0 <= index < MAX_REGIONS:
         raise InputError(path, f"{key}.index: expected an integer 0..{MAX_REGIONS - 1}")
@@ -132,6 +137,8 @@ def _parse(data: dict, path: str) -> Binding:
         if key in data and not isinstance(data[key], dict):
             raise InputError(path, f"{key}: expected a table ([{key}])")
     model = data.get("model", {})
+    if not isinstance(model.get("symbol", ""), str):
+        raise InputError(path, "model.symbol: expected a string")
     fmt = model.get("format", "vela_bin_stream")
     if fmt not in FORMATS:
         raise InputError(path, f"model.format: expected one of {', '.join(FORMATS)}, got {fmt!r}")

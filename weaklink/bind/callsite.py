@@ -20,6 +20,7 @@ import io
 import struct
 from dataclasses import dataclass
 
+from weaklink.errors import InputError
 from weaklink.read import elfstructs as S
 
 FAST_MEMORY_REG, FAST_MEMORY_SIZE_REG = 2, 3
@@ -106,8 +107,18 @@ def _origin_name(die) -> str | None:
     return None
 
 
-def from_dwarf(elf_data: bytes, callee: str) -> list[ArgValues]:
-    """The register arguments of every call site of `callee` that DWARF describes."""
+def from_dwarf(elf_data: bytes, callee: str, name: str | None = None) -> list[ArgValues]:
+    """The register arguments of every call site of `callee` that DWARF describes; corrupt
+    DWARF is one InputError naming the image (`name`)."""
+    try:
+        return _call_sites(elf_data, callee)
+    except (MemoryError, InputError):
+        raise
+    except Exception as exc:    # pyelftools reports corrupt DWARF with many exception types
+        raise InputError(name or "image", f"unreadable DWARF: {type(exc).__name__}: {exc}") from None
+
+
+def _call_sites(elf_data: bytes, callee: str) -> list[ArgValues]:
     from elftools.elf.elffile import ELFFile
 
     elf = ELFFile(io.BytesIO(elf_data))

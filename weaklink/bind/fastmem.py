@@ -96,7 +96,7 @@ def resolve_fast_memory(symbols, rule: FastMemoryRule | None) -> FastMemory:
     image = symbols.image
     if not any(s.type == S.STT_FUNC for s in image.lookup(rule.callee)):
         return FastMemory(None, None, "unknown", note=f"{rule.callee} is not linked in the image")
-    dwarf = callsite.from_dwarf(image.elf.data, rule.callee)
+    dwarf = callsite.from_dwarf(image.elf.data, rule.callee, image.elf.name)
     found = _agreed(dwarf, "DWARF call site", image, rule.callee)
     if found is not None and found.address is not None:
         return found

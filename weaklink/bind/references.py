@@ -14,16 +14,36 @@ import io
 from pathlib import Path
 
 from weaklink.demangle import unqualified
-from weaklink.errors import read_input
+from weaklink.errors import InputError, read_input
 
 
-def from_dwarf(elf: str | Path | bytes):
+def from_dwarf(elf: str | Path | bytes, name: str | None = None):
     """References from DWARF: the names of the compilation units that mention each variable.
-    `elf` is the image's path or its bytes (already read). Returns None when the image has no
-    DWARF (the caller then cannot tell)."""
+    `elf` is the image's path or its bytes (already read; `name` then names it in errors).
+    Returns None when the image has no DWARF (the caller then cannot tell); corrupt DWARF is
+    one InputError."""
+    shown = name or (str(elf) if isinstance(elf, (str, Path)) else "image")
+    data = bytes(elf) if isinstance(elf, (bytes, bytearray, memoryview)) else read_input(elf)
+    try:
+        mentions = _mentions(data)
+    except (MemoryError, InputError):
+        raise
+    except Exception as exc:    # pyelftools reports corrupt DWARF with many exception types
+        raise InputError(shown, f"unreadable DWARF: {type(exc).__name__}: {exc}") from None
+    if mentions is None:
+        return None
+
+    @functools.cache
+    def files(name: str) -> list[str]:
+        return mentions.get(name, []) + [u for u in mentions.get(unqualified(name), [])
+                                         if u not in mentions.get(name, [])]
+
+    return files
+
+
+def _mentions(data: bytes) -> dict[str, list[str]] | None:
     from elftools.elf.elffile import ELFFile
 
-    data = bytes(elf) if isinstance(elf, (bytes, bytearray, memoryview)) else read_input(elf)
     with io.BytesIO(data) as fh:
         elf = ELFFile(fh)
         if not elf.has_dwarf_info():
@@ -39,13 +59,7 @@ def from_dwarf(elf: str | Path | bytes):
                     name = _text(die.attributes.get(attr))
                     if name and unit not in mentions.setdefault(name, []):
                         mentions[name].append(unit)
-
-    @functools.cache
-    def files(name: str) -> list[str]:
-        return mentions.get(name, []) + [u for u in mentions.get(unqualified(name), [])
-                                         if u not in mentions.get(name, [])]
-
-    return files
+    return mentions
 
 
 def _walk(die):

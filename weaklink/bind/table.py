@@ -103,7 +103,7 @@ class ImageSymbols:
         off = address - int(sh["sh_addr"])
         if not clip and off + size > int(sh["sh_size"]):
             return None
-        return self.elf.section_bytes(i)[off:off + size]
+        return self.elf.section_bytes(i, off, size)
 
 
 def _blob_at(image: ImageSymbols, address: int, limit: int) -> tuple[bytes, dict[str, int]]:

@@ -76,7 +76,7 @@ def check(elf_path: str | Path, *, accelerator: str, system_config: str, memory_
     findings = [f for f in analysis.findings if f.rule in ANALYSIS_RULES]
 
     # 3. every base-address table
-    refs = from_dwarf(image.elf.data) if any(r.reader for r in rules.regions) else None
+    refs = from_dwarf(image.elf.data, elf_path) if any(r.reader for r in rules.regions) else None
     tables = resolve_tables(symbols, rules, refs, map_path=map_path,
                             require_model=override is None)
     if not tables:

@@ -12,6 +12,7 @@ import textwrap
 from npu.plot import draw_timeline
 from npu.soc import load_soc
 from weaklink.check.report import CheckReport
+from weaklink.errors import require
 
 REGION_COLOURS = ("#4c72b0", "#55a868", "#c44e52", "#8172b2", "#ccb974", "#64b5cd", "#dd8452", "#937860")
 MIN_WIDTH = 0.008
@@ -76,7 +77,7 @@ def _stall_note(ax, report: CheckReport) -> None:
 
 
 def plot(report: CheckReport, path) -> None:
-    import matplotlib
+    matplotlib = require("matplotlib", "--plot", "plot")
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from weaklink.errors import UsageError
+from weaklink.errors import UsageError, require
 
 EXIT_OK, EXIT_EXPECTATION = 0, 1
 
@@ -48,6 +48,8 @@ def _expect_region(items: list[str]) -> dict[str, str]:
 
 
 def run(args) -> int:
+    if args.plot:
+        require("matplotlib", "--plot", "plot")     # before any work: nothing half done
     from weaklink.analyze import analyze
 
     if args.sarif or args.github:

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import json
 
+from weaklink.errors import require
+
 
 def add_parser(sub) -> None:
     p = sub.add_parser("check", help="will the NPU inference in this firmware image work?",
@@ -33,6 +35,8 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
+    if args.plot:
+        require("matplotlib", "--plot", "plot")     # before the emulation, not after it
     from weaklink.check import check
     from weaklink.report.output import check_outputs, emit
     from weaklink.report.results import from_check

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import json
 
+from weaklink.errors import require
+
 
 def add_parser(sub) -> None:
     p = sub.add_parser("demo", help="the fast-scratch story from real builds: link model vs ld, NPU verdicts",
@@ -15,7 +17,10 @@ def add_parser(sub) -> None:
     p.add_argument("--plot", metavar="DIR", help="write one check picture per linked image into DIR")
     p.add_argument("--diff", action="store_true",
                    help="the story as three firmware diffs (weaklink diff --check) instead")
-    p.add_argument("--cache", help="build directory (default $WEAKLINK_CACHE or <repo>/.cache)")
+    p.add_argument("--cache", help="build directory (default $WEAKLINK_CACHE, <repo>/.cache in a "
+                                   "checkout, else ~/.cache/weaklink)")
+    p.add_argument("--fixtures", metavar="DIR",
+                   help="fixture sources (default: the checkout's fixtures/ or the installed copy)")
     p.add_argument("--story", choices=("executorch", "tflm"), default="executorch",
                    help="executorch (default): the fast-scratch weak default; tflm: TensorFlow "
                         "Lite Micro firmware and the driver's fast-memory rule")
@@ -26,6 +31,15 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
+    from weaklink import fixtures
+
+    fixtures.use_fixtures(args.fixtures)
+    # Vela compiles the fixture networks (its TFLite builders need flatbuffers); nothing is
+    # built before both are known to be there.
+    require("ethosu.vela", "weaklink demo", "demo", "ethos-u-vela")
+    require("flatbuffers", "weaklink demo", "demo")
+    if args.plot:
+        require("matplotlib", "--plot", "plot")
     if getattr(args, "diff", False):
         from weaklink.demo.diffs import run_diffs
 

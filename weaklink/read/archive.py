@@ -10,6 +10,7 @@ armaps (big-endian), `//` long-name tables, `name/` and `/N` member names.
 from __future__ import annotations
 
 import os
+import stat
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -181,8 +182,11 @@ class Archive:
             return self.data[m.data_start:m.data_start + m.size]
         where = os.path.join(self.fs_dir, m.name) if self.fs_dir is not None else self.thin_path(m)
         try:
+            if not stat.S_ISREG(os.stat(where).st_mode):     # /dev/zero would never end
+                raise InputError(self.name, f"thin archive member {self.thin_path(m)} is not a "
+                                 f"regular file", m.offset)
             return Path(where).read_bytes()
-        except OSError:
+        except (OSError, ValueError):
             raise InputError(self.name, f"thin archive member {self.thin_path(m)} cannot be read",
                              m.offset) from None
 

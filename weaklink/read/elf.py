@@ -94,13 +94,21 @@ class ElfFile:
         return int(self.header["e_entry"])
 
     # -- section contents ----------------------------------------------------------------------
-    def section_bytes(self, index: int) -> bytes:
-        """The file bytes of a section; NOBITS sections read as zeros of their size."""
+    def section_bytes(self, index: int, start: int = 0, length: int | None = None) -> bytes:
+        """The file bytes of a section (from `start`, at most `length` of them); NOBITS
+        sections read as zeros. A NOBITS size is not backed by the file, so zeros are only
+        made for a bounded `length`, or for a whole section no larger than the file."""
         sh = self.sections[index]
+        size = int(sh["sh_size"])
+        end = size if length is None else min(size, start + length)
         if int(sh["sh_type"]) == S.SHT_NOBITS:
-            return bytes(int(sh["sh_size"]))
-        off, size = int(sh["sh_offset"]), int(sh["sh_size"])
-        return self.data[off:off + size]
+            if length is None and size > len(self.data):
+                self._fail(f"section {index} is NOBITS of {size} bytes: its contents are not in "
+                           f"the file ({len(self.data)} bytes)",
+                           int(self.header["e_shoff"]) + index * S.SHDR.itemsize + 20)
+            return bytes(max(end - start, 0))
+        off = int(sh["sh_offset"])
+        return self.data[off + start:off + max(end, start)]
 
     @cached_property
     def _shstrtab(self) -> bytes:

@@ -85,9 +85,12 @@ class _Lines:
 
 def _int(text: str, src: _Lines, k: int) -> int:
     try:
-        return int(text, 0)
+        value = int(text, 0)
     except ValueError:
         src.fail(f"expected a number, got {text!r}", k)
+    if not 0 <= value < 1 << 63:    # ld prints addresses and sizes as unsigned bfd_vma
+        src.fail(f"expected an address or size from 0 to 2^63, got {text!r}", k)
+    return value
 
 
 def _archive_table(src: _Lines) -> tuple[ArchiveInclusion, ...]:

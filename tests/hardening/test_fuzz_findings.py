@@ -1,0 +1,59 @@
+"""What the full fuzz run found, pinned: each case is the mutant the fuzz script reported."""
+from __future__ import annotations
+
+import pytest
+
+import weaklink.cli as cli
+from npu.errors import InputError, one_line
+from weaklink import fixtures, toolchain
+from weaklink.read.elf import ElfFile
+
+NPU_U85 = ["--accelerator", "ethos-u85-256", "--system-config", "Ethos_U85_SYS_DRAM_Mid",
+           "--memory-mode", "Dedicated_Sram_384KB"]
+
+
+def test_error_lines_escape_what_a_file_put_in_them():
+    # a section name with a vertical tab (a line break for str.splitlines) and U+2028
+    err = InputError("x.o", "section 17 (\x02\x0bS\u2028) runs past the end\nof the file", 3488)
+    text = one_line(err)
+    assert text.splitlines() == [text]
+    assert text == "x.o: section 17 (\\x02\\x0bS\\u2028) runs past the end\\nof the file (at offset 3488)"
+
+
+@pytest.mark.skipif(not toolchain.available(), reason="needs the arm-none-eabi toolchain")
+def test_corrupt_dwarf_string_in_check_is_one_line(tmp_path, capsys):
+    """fuzz #9778 (seed 1): one byte of .debug_str set to 0xff; the call-site reader of the
+    fast-memory rule decoded it as UTF-8 and raised UnicodeDecodeError."""
+    outcome = next(o for o in fixtures.build() if o.variant.name == "weak-custom-u55")
+    elf_path = outcome.cwd / outcome.elf
+    elf = ElfFile.from_path(elf_path)
+    data = bytearray(elf.data)
+    i = elf.find_section(".debug_str")
+    at = int(elf.sections[i]["sh_offset"]) + 940
+    data[at] = 0xFF
+    bad = tmp_path / "bad.elf"
+    bad.write_bytes(bytes(data))
+    other = next(o for o in fixtures.build() if o.variant.name == "weak-example-u85")
+    status = cli.main(["check", str(bad), *NPU_U85, "--map", str(other.cwd / other.map)])
+    err = capsys.readouterr().err
+    assert status == 2
+    assert err == f"weaklink: error: {bad}: unreadable DWARF: UnicodeDecodeError: 'utf-8' codec " \
+                  "can't decode byte 0xff in position 2: invalid start byte\n"
+
+
+def test_short_scale_stream_is_an_input_error():
+    """fuzz #9959 (seed 1): a blob whose scale stream is shorter than 10 bytes per channel."""
+    from npu.functional.scale import decode_scales
+    with pytest.raises(InputError, match="scale stream of 32 bytes: 16 OFM channels need 160"):
+        decode_scales(bytes(32), 16)
+
+
+def test_output_element_size_without_a_dtype_is_an_input_error():
+    """fuzz #1994 (seed 1): an npz whose output_elem_size member was rewritten to 0."""
+    from types import SimpleNamespace
+
+    from npu.functional import _read_outputs
+    from npu.read.blob import VelaIO
+    model = SimpleNamespace(path="m.npz", outputs=(VelaIO((1, 4, 4, 8), 0, 0, 1),))
+    with pytest.raises(InputError, match="output 0: element size 0, expected 1, 2, 4"):
+        _read_outputs(None, model)
