@@ -46,6 +46,9 @@ def single_threaded_blas() -> None:
 def main(argv: list[str] | None = None, commands=COMMANDS) -> int:
     """Run one subcommand; `commands` limits which subcommand modules are loaded."""
     single_threaded_blas()
+    argv = sys.argv[1:] if argv is None else argv
+    if argv and argv[0] in commands:     # load that subcommand's module only (start-up time)
+        commands = (argv[0],)
     parser = build_parser(commands)
     args, extra = parser.parse_known_args(argv)
     if extra and not getattr(args, "accepts_extra", False):

@@ -386,7 +386,10 @@ def vela_tflite(target: str, network: str = FIXTURE_NETWORK, cache: str | Path |
 
 
 # -- npuapp: an application linked by the gcc driver with newlib (issue 9) ------------------------
-NPUAPP = FIRMWARE / "npuapp"
+
+def _npuapp() -> Path:
+    """Read at call time: use_fixtures() may move the sources."""
+    return FIRMWARE / "npuapp"
 
 
 @dataclass(frozen=True)
@@ -408,13 +411,13 @@ def build_npuapp(cache: str | Path | None = None) -> DriverLink:
     root = cache_dir(cache)
     out = root / "npuapp"
     flags = (*toolchain.CPU_FLAGS, "-O2", "-g", "-ffunction-sections", "-fdata-sections",
-             "-Wall", "-Werror", f"-I{NPUAPP / 'driver'}")
+             "-Wall", "-Werror", f"-I{_npuapp() / 'driver'}")
     objs = {}
     for src in ("driver/hooks.c", "driver/run.c", "board/cache.c", "board/init.c",
                 "app/main.c", "app/startup.c"):
         obj = out / (Path(src).stem + ".o")
-        _step("gcc", [*flags, "-c", NPUAPP / src, "-o", obj.relative_to(root)], obj,
-              [NPUAPP / src, NPUAPP / "driver/npu_hooks.h"], root)
+        _step("gcc", [*flags, "-c", _npuapp() / src, "-o", obj.relative_to(root)], obj,
+              [_npuapp() / src, _npuapp() / "driver/npu_hooks.h"], root)
         objs[Path(src).stem] = obj
     _archive(out / "libnpudrv.a", [objs["hooks"], objs["run"]], root)
     _archive(out / "libboard.a", [objs["init"], objs["cache"]], root)
@@ -423,11 +426,11 @@ def build_npuapp(cache: str | Path | None = None) -> DriverLink:
     _step("gcc", ["-E", "-P", "-x", "c", "-DETHOSU_ARENA=0", source, "-o",
                   script.relative_to(root)], script, [source], root)
     argv = (toolchain.tool("gcc"), *toolchain.CPU_FLAGS, "-specs=nosys.specs",
-            "-Wl,--gc-sections", "-L.", "-T", str(NPUAPP / "npuapp.ld"), "startup.o", "main.o",
+            "-Wl,--gc-sections", "-L.", "-T", str(_npuapp() / "npuapp.ld"), "startup.o", "main.o",
             "libnpudrv.a", "libboard.a", "-o", "npuapp.elf")
     elf, map_ = out / "npuapp.elf", out / "npuapp.map"
     record = out / "npuapp.link.json"
-    key = _digest(argv, [NPUAPP / "npuapp.ld", script, *objs.values()])
+    key = _digest(argv, [_npuapp() / "npuapp.ld", script, *objs.values()])
     if record.exists() and (saved := json.loads(record.read_text()))["key"] == key:
         return DriverLink(out, argv, saved["returncode"], saved["stderr"], elf, map_)
     elf.unlink(missing_ok=True)

@@ -10,9 +10,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from weaklink import fixtures, toolchain
-from weaklink.fixtures import FIRMWARE, TARGETS, _step, cache_dir
+import weaklink.fixtures as fx
+from weaklink.fixtures import TARGETS, _step, cache_dir
 
-TFLM = FIRMWARE / "tflm"
+
+def _tflm():
+    """Read at call time: `weaklink demo --fixtures DIR` moves the sources (fixtures.use_fixtures)."""
+    return fx.FIRMWARE / "tflm"
 ARENA_BYTES = 0x20000
 
 
@@ -85,9 +89,9 @@ def model_source(tflite: Path, array: str, section: str, out: Path) -> Path:
 
 def _compile(source: Path, out: Path, flags: list[str], opt: str, root: Path) -> Path:
     argv = [*toolchain.CPU_FLAGS, opt, "-g", "-ffunction-sections", "-fdata-sections",
-            "-ffreestanding", "-Wall", "-Werror", f"-I{FIRMWARE / 'include'}", f"-I{TFLM}",
+            "-ffreestanding", "-Wall", "-Werror", f"-I{fx.FIRMWARE / 'include'}", f"-I{_tflm()}",
             *flags, "-c", source, "-o", out.relative_to(root)]
-    _step("gcc", argv, out, [source, *TFLM.glob("*.h"), *(FIRMWARE / "include").glob("*.h")], root)
+    _step("gcc", argv, out, [source, *_tflm().glob("*.h"), *(fx.FIRMWARE / "include").glob("*.h")], root)
     return out
 
 
@@ -99,10 +103,10 @@ def build_variant(v: TflmVariant, cache: str | Path | None = None) -> TflmImage:
     out = root / "tflm" / v.name
     src = model_source(tflite, v.model_array, v.model_section, out / "model_data.c")
     objs = [_compile(src, out / "model_data.o", [], "-O2", root),
-            _compile(TFLM / "app.c", out / "app.o", [*v.defines(), *v.extra], v.opt, root),
-            _compile(TFLM / "ethosu_kernel.c", out / "ethosu_kernel.o", [], v.opt, root),
-            _compile(FIRMWARE / "driver/ethosu_driver.c", out / "ethosu_driver.o", [], v.opt, root),
-            _compile(FIRMWARE / "startup/startup.c", out / "startup.o", [], "-O2", root)]
+            _compile(_tflm() / "app.c", out / "app.o", [*v.defines(), *v.extra], v.opt, root),
+            _compile(_tflm() / "ethosu_kernel.c", out / "ethosu_kernel.o", [], v.opt, root),
+            _compile(fx.FIRMWARE / "driver/ethosu_driver.c", out / "ethosu_driver.o", [], v.opt, root),
+            _compile(fx.FIRMWARE / "startup/startup.c", out / "startup.o", [], "-O2", root)]
     script = Path(v.script) if v.script else fixtures._script(t, root)
     elf, map_ = out / f"{v.name}.elf", out / f"{v.name}.map"
     args = ["-T", script, "-Map", map_.relative_to(root), "-o", elf.relative_to(root),

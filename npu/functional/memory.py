@@ -47,7 +47,11 @@ class AddressSpace:
             else:
                 segments.append([start, end, [r]])
         for start, end, regions in segments:
-            backing = np.zeros(end - start, dtype=np.uint8)
+            try:                                # calloc: pages are touched only when used
+                backing = np.zeros(end - start, dtype=np.uint8)
+            except MemoryError:
+                raise InputError(None, f"regions {regions} at 0x{start:x} need {end - start} bytes of "
+                                       "memory for a functional run, more than this host can give") from None
             for r in regions:
                 space.views[r] = backing[bases[r] - start:bases[r] - start + sizes[r]]
         return space

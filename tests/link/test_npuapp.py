@@ -88,7 +88,7 @@ def test_readme_driver_example_is_this_output(app, capsys, monkeypatch):
     from weaklink import fixtures as fx
     argv, expected, part = _readme_blocks()
     assert argv[:2] == ["weaklink", "link"]
-    argv = [str(fx.NPUAPP / "npuapp.ld") if a.endswith("npuapp.ld") else a for a in argv]
+    argv = [str(fx._npuapp() / "npuapp.ld") if a.endswith("npuapp.ld") else a for a in argv]
     monkeypatch.chdir(app.cwd)
     code = main(argv[1:])
     assert code == 0 and capsys.readouterr().out == expected
