@@ -146,7 +146,8 @@ def bench_driver(opts) -> None:
     print(f"ratio  {model_s / ld_s:.2f}x the real link's wall time (goal <= 1.0)")
 
 
-def bench_p2(opts) -> None:
+def p2_inputs(opts) -> tuple[Path, list[str]]:
+    """The P2 inputs (generated once per size and toolchain, cached) and the ld line over them."""
     key = hashlib.sha1(f"{opts.objects}/{opts.archives}/{opts.members}/{toolchain.version()}"
                        .encode()).hexdigest()[:12]
     root = Path(opts.cache) / key
@@ -155,6 +156,11 @@ def bench_p2(opts) -> None:
     print(f"inputs: {opts.objects} objects, {opts.archives} archives x {opts.members} members "
           f"in {root} ({time.perf_counter() - t:.1f} s to generate or load)")
     ld_args = ["-e", "_start", "-o", "/dev/null", *inputs]
+    return root, ld_args
+
+
+def bench_p2(opts) -> None:
+    root, ld_args = p2_inputs(opts)
 
     import weaklink                                   # warm imports before timing
     model_times, full_times, result = [], [], None
@@ -172,7 +178,7 @@ def bench_p2(opts) -> None:
     model_proc = run_measured(child, root)
 
     from weaklink.read.archive import Archive
-    armap = sum(len(Archive.from_path(root / a).armap_names) for a in inputs if a.endswith(".a"))
+    armap = sum(len(Archive.from_path(root / a).armap_names) for a in ld_args if a.endswith(".a"))
     n_syms = len(result.symbols)
     print(f"input symbols: {armap} archive-index entries + {opts.objects * (SYMS_PER_OBJECT + 5)}"
           f" in objects")

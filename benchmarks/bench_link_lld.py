@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import gc
-import hashlib
 import os
 import sys
 import tempfile
@@ -22,7 +21,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from bench_link import generate, run_measured  # noqa: E402
+from bench_link import p2_inputs, run_measured  # noqa: E402
 
 from weaklink import toolchain  # noqa: E402
 
@@ -40,14 +39,7 @@ def main() -> int:
         print("arm-none-eabi toolchain or ld.lld-16 not installed; nothing to compare with",
               file=sys.stderr)
         return 2
-    key = hashlib.sha1(f"{opts.objects}/{opts.archives}/{opts.members}/{toolchain.version()}"
-                       .encode()).hexdigest()[:12]
-    root = Path(opts.cache) / key
-    t = time.perf_counter()
-    inputs = generate(root, opts.objects, opts.archives, opts.members)
-    print(f"inputs: {opts.objects} objects, {opts.archives} archives x {opts.members} members "
-          f"in {root} ({time.perf_counter() - t:.1f} s to generate or load)")
-    ld_args = ["-e", "_start", "-o", "/dev/null", *inputs]
+    root, ld_args = p2_inputs(opts)
 
     import weaklink
     times, result = [], None
