@@ -20,7 +20,6 @@ import numpy as np
 
 from npu.read.tflite import IDENTIFIER, EthosuOperator, TflTensor, read_tflite
 from weaklink.bind.binding import ArenaRule, Binding
-from weaklink.bind.fastmem import symbol_at
 from weaklink.errors import InputError
 from weaklink.read import elfstructs as S
 
