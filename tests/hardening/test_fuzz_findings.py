@@ -1,7 +1,6 @@
 """What the full fuzz run found, pinned: each case is the mutant the fuzz script reported."""
 from __future__ import annotations
 
-
 import pytest
 
 import weaklink.cli as cli
