@@ -7,15 +7,15 @@ with exit status 2.
 """
 from __future__ import annotations
 
+import os
 import sys
-from pathlib import Path
-from typing import Callable
+from collections.abc import Callable
 
 
 class InputError(Exception):
     """Bad input: a file that is missing, truncated, corrupt, or not what was expected."""
 
-    def __init__(self, path: str | Path | None, what: str, offset: int | None = None):
+    def __init__(self, path: str | os.PathLike | None, what: str, offset: int | None = None):
         self.path = str(path) if path is not None else None
         self.what = what
         self.offset = offset
@@ -30,13 +30,16 @@ class InputError(Exception):
         return (type(self), (self.path, self.what, self.offset))
 
 
-def read_input(path: str | Path, *, name: str | None = None, text: bool = False,
+def read_input(path: str | os.PathLike, *, name: str | None = None, text: bool = False,
                what: str = "file") -> bytes | str:
     """The contents of an input file, or one InputError saying why it cannot be read."""
     shown = name or str(path)
     try:
-        p = Path(path)
-        return p.read_text(errors="replace") if text else p.read_bytes()
+        if text:
+            with open(path, errors="replace") as f:
+                return f.read()
+        with open(path, "rb") as f:
+            return f.read()
     except FileNotFoundError:
         raise InputError(shown, "no such file") from None
     except IsADirectoryError:

@@ -6,8 +6,7 @@ that is not mangled, or cannot be demangled, comes back unchanged.
 from __future__ import annotations
 
 import functools
-import shutil
-import subprocess
+import os
 
 
 @functools.cache
@@ -31,11 +30,24 @@ def demangle(name: str) -> str:
             return cxxfilt.demangle(name)
         except Exception:  # cxxfilt raises InvalidName (and may fail to load libstdc++)
             return name
-    tool = shutil.which("arm-none-eabi-c++filt") or shutil.which("c++filt")
+    tool = cxxfilt_tool()
     if tool is None:
         return name
+    import subprocess
     out = subprocess.run([tool, name], capture_output=True, text=True).stdout.strip()
     return out or name
+
+
+@functools.cache
+def cxxfilt_tool() -> str | None:
+    """arm-none-eabi-c++filt, else c++filt, on PATH (as shutil.which finds them; shutil's
+    import costs more than this search)."""
+    for name in ("arm-none-eabi-c++filt", "c++filt"):
+        for folder in os.environ.get("PATH", os.defpath).split(os.pathsep):
+            path = os.path.join(folder or ".", name)
+            if os.path.isfile(path) and os.access(path, os.X_OK):
+                return path
+    return None
 
 
 def unqualified(name: str) -> str:

@@ -6,7 +6,7 @@ Every reader raises InputError; the CLIs turn it into a single line
 """
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from npu.errors import InputError, MissingExtra, read_input, require
 from npu.errors import exit_status as _exit_status

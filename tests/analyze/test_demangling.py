@@ -1,13 +1,11 @@
-"""The in-process nested-name demangler against libstdc++'s (cxxfilt), and the merge with
-the real demangler for everything else."""
+"""The in-process nested-name demangler against libstdc++'s (cxxfilt), and the batch
+demangler (one c++filt process) against cxxfilt too."""
 from __future__ import annotations
 
 import cxxfilt
-import numpy as np
 from hypothesis import given, settings, strategies as st
 
-from weaklink.analyze.demangling import Demangling, Merged
-from weaklink.analyze.jsonrows import Slice, encode_rows
+from weaklink.analyze.demangling import BATCH_THRESHOLD, Demangling
 from weaklink.analyze.nested import demangle_nested
 
 ident = st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,14}", fullmatch=True)
@@ -21,12 +19,6 @@ others = st.sampled_from([
 ])
 
 
-def _split(names):
-    raw = b"\0".join(n.encode() for n in names) + b"\0"
-    off = np.cumsum([0] + [len(n) + 1 for n in names[:-1]])
-    return raw, off, np.array([len(n) for n in names])
-
-
 def _reference(name: str) -> str:
     try:
         return cxxfilt.demangle(name)
@@ -38,32 +30,22 @@ def _reference(name: str) -> str:
 @given(st.lists(st.one_of(nested.map(lambda n: (n, True)), others.map(lambda n: (n, False))),
                 min_size=1, max_size=40))
 def test_nested_matches_cxxfilt_or_declines(items):
-    names = [n for n, _ in items]
-    raw, off, length = _split(names)
-    ok, text = demangle_nested(raw, off, length)
-    lines = text.split(b"\n")[:len(names)]
-    for (name, simple), good, line in zip(items, ok, lines):
-        if good:
-            assert line.decode() == _reference(name), name
+    for name, simple in items:
+        got = demangle_nested(name.encode())
+        if got is not None:
+            assert got.decode() == _reference(name), name
         if simple and not name.startswith("_ZN12_GLOBAL__N"):
-            assert good, name          # every plain nested data name is decoded in process
+            assert got is not None, name        # every plain nested data name is decoded
 
 
-def test_merge_keeps_input_order():
-    names = ["_ZN2ns1aE", "_Z4gfuni", "_ZN2ns1bE", "_ZNK1S3getEv"]
-    raw, off, length = _split(names)
-    ok, fast = demangle_nested(raw, off, length)
-    assert ok.tolist() == [True, False, True, False]
-    hard = np.flatnonzero(~ok)
-    text = encode_rows([Slice(off[hard], length[hard])], len(hard), raw, sep=b"\n") + b"\n"
-    merged = Merged(ok, fast, Demangling(text, len(hard))).lines()
-    assert merged.decode().split("\n")[:-1] == ["ns::a", "gfun(int)", "ns::b", "S::get() const"]
+def test_few_names_in_process_keep_input_order():
+    names = [b"_ZN2ns1aE", b"_Z4gfuni", b"_ZN2ns1bE", b"_ZNK1S3getEv", b"plain_c"]
+    assert Demangling(names).lines() == [b"ns::a", b"gfun(int)", b"ns::b", b"S::get() const",
+                                         b"plain_c"]
 
 
 def test_batch_demangler_matches_cxxfilt():
-    from weaklink.analyze import demangling as D
-    names = [f"_ZN2ns{len(f'f{i}')}f{i}Ei" for i in range(D.BATCH_THRESHOLD + 10)]
+    names = [f"_ZN2ns{len(f'f{i}')}f{i}Ei" for i in range(BATCH_THRESHOLD + 10)]
     names[7] = "not_mangled"
-    text = ("\n".join(names) + "\n").encode()
-    lines = D.Demangling(text, len(names)).lines().decode().split("\n")[:-1]
-    assert lines == [_reference(n) for n in names]
+    lines = Demangling([n.encode() for n in names]).lines()
+    assert [x.decode() for x in lines] == [_reference(n) for n in names]

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import subprocess
 
-import numpy as np
 import pytest
 
 from weaklink.analyze import analyze, regions as R, values
@@ -84,8 +83,15 @@ def test_region_sources(small_image):
     board = R.from_board("corstone-320")
     assert board.name_at(0x31000000) == "SRAM" and board.name_at(0x12000000) == "BRAM"
     assert board.name_at(0x0) is None
-    addrs = np.array([0x10000000, 0x2000FFFF, 0x20010000, 0x31003FFF])
-    assert m.locate(addrs).tolist() == [0, 1, -1, 2]
+    assert m.locate([0x10000000, 0x2000FFFF, 0x20010000, 0x31003FFF]) == [0, 1, -1, 2]
+
+
+def test_overlapping_regions_the_higher_origin_holds_its_range():
+    # A [0, 100), B [10, 20) inside it, C [200, 250): past B's end nothing holds the address
+    # (the region with the highest origin at or below it decides), as documented in locate.
+    m = R.RegionMap((R.Region("A", 0, 100), R.Region("B", 10, 10), R.Region("C", 200, 50)), "map")
+    got = m.locate([0, 9, 10, 19, 20, 99, 100, 199, 200, 249, 250, 2**32 - 1])
+    assert got == [0, 0, 1, 1, -1, -1, -1, -1, 2, 2, -1, -1]
 
 
 def test_every_symbol_is_placed_in_its_region(small_image):

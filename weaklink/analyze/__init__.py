@@ -13,14 +13,10 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
-
-import numpy as np
-
 from weaklink.analyze import extraction, findings as F, regions as R, values
 from weaklink.analyze.attribution import Attribution
 from weaklink.analyze.report import AnalysisReport, Query, RegionUse
-from weaklink.analyze.symtable import SymbolTable
+from weaklink.analyze.symtable import SymbolTable, table_for
 from weaklink.errors import UsageError
 from weaklink.read import elfstructs as S
 from weaklink.read.image import Image
@@ -39,7 +35,7 @@ def analyze(path: str, *, map_path: str | None = None, board: str | None = None,
     image = image if image is not None else Image.from_path(path)
     link_map = _read_map(map_path)
     regions = _regions(image, link_map, map_path, board)
-    table = SymbolTable(image, regions)
+    table = table_for(image, regions)
     demangling = table.start_demangling()
     attribution = Attribution(image, link_map, map_path)
 
@@ -55,7 +51,7 @@ def analyze(path: str, *, map_path: str | None = None, board: str | None = None,
 
     defined_in = _attribute(image, attribution, queried, found, table, weak_rows)
     queried = {n: _with_unit(q, image, defined_in) for n, q in queried.items()}
-    return AnalysisReport(image.name, MACHINES.get(int(image.elf.header["e_machine"]), "?"),
+    return AnalysisReport(image.name, MACHINES.get(image.elf.header["e_machine"], "?"),
                           image.entry, regions, _usage(image, regions), table, queried,
                           tuple(found), weak_rows, defined_in, demangling, tuple(notes))
 
@@ -66,7 +62,7 @@ def query(report: AnalysisReport, name: str, attribution: Attribution | None = N
     image = report.table.image
     q = _query(image, report.regions, name, report.table)
     if q.found and attribution is not None and (hits := image.lookup(q.raw_name)):
-        q = replace(q, defined_in=attribution.defined_in(hits[0]))
+        q = q._replace(defined_in=attribution.defined_in(hits[0]))
     return q
 
 
@@ -122,8 +118,8 @@ def _not_extracted(table, link_map, map_path, link_inputs, link_dir, notes: list
                    expected: Sequence[str] = ()):
     """override-not-extracted needs the link's inputs: --link-inputs, or the map's LOAD
     lines when their files are still there. `notes` says why the check did not run."""
-    weak = np.flatnonzero(table.cols.binding == S.STB_WEAK)
-    if not len(weak):
+    weak = table.rows_with_binding(S.STB_WEAK)
+    if not weak:
         return []
     if link_inputs:
         args = list(link_inputs)
@@ -156,19 +152,18 @@ def _with_unit(q: Query, image: Image, defined_in: dict[int, str]) -> Query:
     if not q.found:
         return q
     hits = image.lookup(q.raw_name)
-    return replace(q, defined_in=defined_in.get(hits[0].index)) if hits else q
+    return q._replace(defined_in=defined_in.get(hits[0].index)) if hits else q
 
 
 def _usage(image: Image, regions: R.RegionMap) -> dict[str, RegionUse]:
-    sh = image.elf.sections
-    alloc = np.flatnonzero(((sh["sh_flags"] & S.SHF_ALLOC) != 0) & (sh["sh_size"] > 0)) \
-        if len(sh) else np.zeros(0, int)
-    where = regions.locate(sh["sh_addr"][alloc]) if len(alloc) else []
     out: dict[str, list] = {}
-    for i, r in zip(alloc.tolist(), list(where)):
+    for i, sh in enumerate(image.elf.shdrs):
+        if not sh.sh_flags & S.SHF_ALLOC or not sh.sh_size:
+            continue
+        r = regions.locate([sh.sh_addr])[0]
         if r >= 0:
             out.setdefault(regions.regions[r].name, []).append(
-                (image.elf.section_names[i], int(sh["sh_addr"][i]), int(sh["sh_size"][i])))
+                (image.elf.section_names[i], sh.sh_addr, sh.sh_size))
     return {name: RegionUse(sum(s[2] for s in secs),
                             tuple(sorted(secs, key=lambda s: -s[2])))
             for name, secs in out.items()}

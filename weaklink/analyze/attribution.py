@@ -15,8 +15,6 @@ import re
 import struct
 from functools import cached_property
 
-import numpy as np
-
 from weaklink.read import elfstructs as S
 from weaklink.read.image import Image, Symbol
 
@@ -59,6 +57,7 @@ class Attribution:
                 table = self._aranges
                 if table is None:
                     return None
+                import numpy as np
                 hit = np.flatnonzero((table[0] <= sym.address) & (sym.address < table[1]))
                 return int(table[2][hit[0]]) if hit.size else None
             if self._debug_info is None:
@@ -109,7 +108,7 @@ class Attribution:
     @cached_property
     def _debug_info(self) -> bytes | None:
         i = self.image.elf.find_section(".debug_info")
-        if i is None or int(self.image.elf.sections[i]["sh_flags"]) & SHF_COMPRESSED:
+        if i is None or self.image.elf.shdrs[i].sh_flags & SHF_COMPRESSED:
             return None
         return self.image.elf.section_bytes(i)
 
@@ -148,6 +147,7 @@ class Attribution:
 
     @cached_property
     def _location_index(self) -> dict[int, int]:
+        import numpy as np
         u8 = np.frombuffer(self._debug_info, np.uint8)
         at = np.flatnonzero((u8[:-5] == 0x05) & (u8[1:-4] == 0x03)) if len(u8) > 5 else \
             np.zeros(0, np.int64)
@@ -169,6 +169,7 @@ class Attribution:
             table = self._aranges
             if table is None:                   # no .debug_aranges: the CUs' own pc ranges
                 return self._unit_by_pc(address)
+            import numpy as np
             start, end, cu_offset = table
             hit = np.flatnonzero((start <= address) & (address < end))
             if not hit.size:
@@ -242,6 +243,7 @@ def _read_aranges(data: bytes):
     """DWARF 2-5 .debug_aranges, 32-bit format, 4-byte addresses (ELF32): per set a header
     (unit_length u4, version u2, debug_info_offset u4, address_size u1, segment_size u1),
     padding to 8, then (address, length) u4 pairs ending with (0, 0)."""
+    import numpy as np
     starts, ends, cus, pos = [], [], [], 0
     while pos + 12 <= len(data):
         length, version, cu, addr_size, seg_size = struct.unpack_from("<IHIBB", data, pos)

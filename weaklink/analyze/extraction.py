@@ -8,7 +8,6 @@ override in the archive is never looked at (linker_semantics.md §2.1 item 2).
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 from weaklink.analyze.findings import OVERRIDE_NOT_EXTRACTED, Finding
 from weaklink.errors import InputError
@@ -34,6 +33,7 @@ def has_archive(args: list[str]) -> bool:
 def find_link_dir(args: list[str], map_path: str | None) -> str | None:
     """The directory ld ran in: the nearest of the current directory, the map's directory
     and its parents where every relative input of the link exists."""
+    from pathlib import Path
     rel = [a for a in args if not a.startswith("-") and not os.path.isabs(a)]
     candidates = [Path.cwd()]
     if map_path:

@@ -16,9 +16,7 @@ Rule ids and severities are part of the JSON contract: never rename them.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-import numpy as np
+from collections import namedtuple
 
 from weaklink.read import elfstructs as S
 
@@ -31,13 +29,11 @@ EXPECTED_SYMBOL_MISSING = "expected-symbol-missing"
 SEVERITIES = ("error", "warning", "info")
 
 
-@dataclass(frozen=True, slots=True)
-class Finding:
-    rule: str
-    severity: str
-    symbol: str
-    message: str
-    expectation: bool = False   # raised by an --expect-* option: fails the run (exit 1)
+class Finding(namedtuple("Finding", "rule severity symbol message expectation",
+                          defaults=(False,))):
+    """expectation: raised by an --expect-* option, which fails the run (exit 1)."""
+
+    __slots__ = ()
 
     def to_json(self) -> dict:
         return {"rule": self.rule, "severity": self.severity, "symbol": self.symbol,
@@ -54,20 +50,20 @@ def weak_message(name: str) -> str:
             "no strong definition replaced it")
 
 
-def weak_defaults(table, expect_override: frozenset[str]) -> tuple[np.ndarray, list[Finding]]:
+def weak_defaults(table, expect_override: frozenset[str]) -> tuple[list[int], list[Finding]]:
     """Rows of every surviving WEAK definition (info, rendered in bulk) and warnings for the
     ones the user said must be overridden. A weak definition keeps STB_WEAK in the linked
     .symtab, while a strong override replaces it outright (linker_semantics.md §4)."""
-    rows = np.flatnonzero(table.cols.binding == S.STB_WEAK)
+    rows = table.rows_with_binding(S.STB_WEAK)
     warnings = []
-    if expect_override and len(rows):
+    if expect_override and rows:
         names = table.names(rows)
-        hit = [k for k, n in enumerate(names) if n in expect_override]
-        for k in hit:
+        hit = {k for k, n in enumerate(names) if n in expect_override}
+        for k in sorted(hit):
             warnings.append(Finding(WEAK_DEFAULT_SURVIVED, "warning", names[k],
                                     weak_message(names[k]) + ", but it must be overridden",
                                     expectation=True))
-        rows = np.delete(rows, hit)
+        rows = [r for k, r in enumerate(rows) if k not in hit]
     return rows, warnings
 
 
@@ -81,29 +77,24 @@ def near_misses(table) -> list[Finding]:
     different symbols to ld, so the override silently replaces nothing (§4 namespace pitfall).
     Both must be of the same kind (object, function) or one untyped."""
     c = table.cols
-    weak = np.flatnonzero(c.binding == S.STB_WEAK)
-    if not len(weak):
+    if not table.rows_with_binding(S.STB_WEAK):
         return []
-    mangled = table.mangled_rows                        # sorted .symtab-order rows
-    is_mangled = np.zeros(len(c), bool)
-    is_mangled[mangled] = True
-    weak_plain = weak[~is_mangled[weak]]
-    strong_rows = mangled[c.binding[mangled] == S.STB_GLOBAL]
+    weak_plain = table.rows_where(S.STB_WEAK, mangled=False)
+    strong_rows = table.rows_where(S.STB_GLOBAL, mangled=True)
     strong_tails = table.mangled_tails_of(strong_rows)
     common = set(table.raw_names(weak_plain)).intersection(strong_tails)   # C-speed filter
     pairs = []
     if common:
-        by_weak_name = dict(zip(table.raw_names(weak_plain), weak_plain.tolist()))
-        pairs = [(by_weak_name[t], g) for t, g in zip(strong_tails, strong_rows.tolist())
-                 if t in common]
-    weak_mangled = weak[is_mangled[weak]]
-    if len(weak_mangled):
-        plain = np.flatnonzero((c.binding == S.STB_GLOBAL) & ~is_mangled)
-        by_name = dict(zip(table.raw_names(plain), plain.tolist()))
+        by_weak_name = dict(zip(table.raw_names(weak_plain), weak_plain))
+        pairs = [(by_weak_name[t], g) for t, g in zip(strong_tails, strong_rows) if t in common]
+    weak_mangled = table.rows_where(S.STB_WEAK, mangled=True)
+    if weak_mangled:
+        plain = table.rows_where(S.STB_GLOBAL, mangled=False)
+        by_name = dict(zip(table.raw_names(plain), plain))
         by_tail: dict[bytes, list[int]] = {}
-        for t, g in zip(strong_tails, strong_rows.tolist()):
+        for t, g in zip(strong_tails, strong_rows):
             by_tail.setdefault(t, []).append(g)
-        for w, t in zip(weak_mangled.tolist(), table.mangled_tails_of(weak_mangled)):
+        for w, t in zip(weak_mangled, table.mangled_tails_of(weak_mangled)):
             pairs += [(w, g) for g in [by_name.get(t), *by_tail.get(t, ())] if g is not None]
     return [_near_miss(table, w, g) for w, g in pairs if _same_kind(c.type[w], c.type[g])]
 

@@ -6,11 +6,9 @@ executorch_ethosu.md §3), or the image's PT_LOAD program headers.
 """
 from __future__ import annotations
 
-import importlib.util
-from dataclasses import dataclass
-from pathlib import Path
-
-import numpy as np
+import bisect
+from collections import namedtuple
+from functools import cached_property, partial
 
 from weaklink.errors import InputError
 
@@ -18,12 +16,11 @@ from weaklink.errors import InputError
 LD_DEFAULT_REGION = "*default*"
 
 
-@dataclass(frozen=True, slots=True)
-class Region:
-    name: str
-    origin: int
-    length: int
-    attributes: str = ""
+class Region(namedtuple("Region", "name origin length attributes", defaults=("",))):
+    """A named address range [origin, origin + length). (Records on the analyze path are
+    named tuples: importing dataclasses costs more than analysing a small image.)"""
+
+    __slots__ = ()
 
     @property
     def end(self) -> int:
@@ -33,32 +30,48 @@ class Region:
         return {"name": self.name, "origin": self.origin, "length": self.length}
 
 
-@dataclass(frozen=True)
 class RegionMap:
     """Regions plus where they came from ("map", "board", "segments")."""
 
-    regions: tuple[Region, ...]
-    source: str
+    def __init__(self, regions: tuple[Region, ...], source: str):
+        self.regions = regions
+        self.source = source
+
+    def __repr__(self) -> str:
+        return f"RegionMap({self.regions!r}, {self.source!r})"
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, RegionMap) and (self.regions, self.source) == (other.regions,
+                                                                                 other.source)
+
+    __hash__ = None
 
     @property
     def names(self) -> list[str]:
         return [r.name for r in self.regions]
 
-    def locate(self, addresses: np.ndarray) -> np.ndarray:
-        """Index of the region holding each address, -1 for none. Regions are searched by
-        origin; when two overlap, the one with the higher origin wins."""
-        if not self.regions:
-            return np.full(len(addresses), -1, np.int64)
-        origins = np.array([r.origin for r in self.regions], np.int64)
-        ends = np.array([r.end for r in self.regions], np.int64)
-        order = np.argsort(origins, kind="stable")
-        addr = np.asarray(addresses, np.int64)
-        pos = np.searchsorted(origins[order], addr, side="right") - 1
-        cand = order[np.maximum(pos, 0)]
-        return np.where((pos >= 0) & (addr < ends[cand]), cand, -1)
+    @cached_property
+    def _intervals(self) -> tuple[list[int], list[int]]:
+        """(points, owner): every origin and end, sorted, and the region index (-1 for none)
+        of each interval [points[i - 1], points[i]) (owner[0]: below the first point). The
+        rule: the region with the highest origin at or below the address (the later one on
+        equal origins) holds it if the address is below that region's end."""
+        points = sorted({r.origin for r in self.regions} | {r.end for r in self.regions})
+        order = sorted(range(len(self.regions)), key=lambda i: self.regions[i].origin)
+        owner = [-1]
+        for p in points:
+            below = [i for i in order if self.regions[i].origin <= p]
+            cand = below[-1] if below else -1
+            owner.append(cand if cand >= 0 and p < self.regions[cand].end else -1)
+        return points, owner
+
+    def locate(self, addresses) -> list[int]:
+        """Index of the region holding each address, -1 for none (see _intervals)."""
+        points, owner = self._intervals
+        return list(map(owner.__getitem__, map(partial(bisect.bisect_right, points), addresses)))
 
     def name_at(self, address: int) -> str | None:
-        i = int(self.locate(np.array([address]))[0])
+        i = self.locate([address])[0]
         return self.regions[i].name if i >= 0 else None
 
     def find(self, name: str) -> Region | None:
@@ -74,7 +87,9 @@ def from_link_map(memory, path: str) -> RegionMap:
     return RegionMap(regions, "map")
 
 
-def _soc_toml() -> Path:
+def _soc_toml():
+    import importlib.util
+    from pathlib import Path
     # Locate the npu package without importing it (its __init__ may pull in the emulator).
     spec = importlib.util.find_spec("npu")
     if spec is None or not spec.submodule_search_locations:
@@ -106,9 +121,9 @@ def from_segments(image) -> RegionMap:
     segs = image.load_segments()
     flags = {4: "r", 2: "w", 1: "x"}   # PF_R, PF_W, PF_X
     regions = tuple(
-        Region(f"LOAD{i}", int(s["p_vaddr"]), int(s["p_memsz"]),
-               "".join(c for bit, c in flags.items() if int(s["p_flags"]) & bit))
-        for i, s in enumerate(segs) if int(s["p_memsz"]) > 0)
+        Region(f"LOAD{i}", s.p_vaddr, s.p_memsz,
+               "".join(c for bit, c in flags.items() if s.p_flags & bit))
+        for i, s in enumerate(segs) if s.p_memsz > 0)
     return RegionMap(regions, "segments")
 
 

@@ -1,44 +1,39 @@
 """The analysis report: one object, rendered as JSON (issue 4 contract, schema_version 1) and
 as a table (weaklink.analyze.render). Compute once, format many.
 
-The bulk parts (every defined symbol, every surviving weak definition) stay as numpy columns
-and are encoded by weaklink.analyze.jsonrows; everything else is small immutable records.
+The bulk parts (every defined symbol, every surviving weak definition) stay as columns and
+are encoded by weaklink.analyze.jsonrows; everything else is small immutable records.
 """
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from collections import namedtuple
 
-import numpy as np
-
-from weaklink.analyze.demangling import Merged
+from weaklink.analyze.demangling import Demangling
 from weaklink.analyze.findings import SEVERITIES, WEAK_DEFAULT_SURVIVED, Finding, weak_message
-from weaklink.analyze.jsonrows import Const
 from weaklink.analyze.regions import RegionMap
 from weaklink.analyze.symtable import SymbolTable
-from weaklink.analyze.values import PointsTo
 
 SCHEMA_VERSION = 1
 
 
-@dataclass(frozen=True, slots=True)
-class Query:
-    """One --symbol NAME: which definition won, where it lives, what it holds at reset."""
+_QUERY_FIELDS = (
+    "name",         # as asked: raw, or demangled (`ns::x`)
+    "found",
+    "raw_name",     # the .symtab name that answered
+    "demangled", "binding", "type", "address", "size", "section", "region", "value",
+    "points_to",    # PointsTo or None
+    "defined_in",
+    "segment",      # program header index of the PT_LOAD holding it
+)
 
-    name: str                       # as asked: raw, or demangled (`ns::x`)
-    found: bool
-    raw_name: str | None = None     # the .symtab name that answered
-    demangled: str | None = None
-    binding: str | None = None
-    type: str | None = None
-    address: int | None = None
-    size: int | None = None
-    section: str | None = None
-    region: str | None = None
-    value: int | None = None
-    points_to: PointsTo | None = None
-    defined_in: str | None = None
-    segment: int | None = None      # program header index of the PT_LOAD holding it
+
+class Query(namedtuple("Query", _QUERY_FIELDS, defaults=(None,) * (len(_QUERY_FIELDS) - 2))):
+    """One --symbol NAME: which definition won, where it lives, what it holds at reset.
+    (Records on the analyze path are named tuples: importing dataclasses costs more than
+    analysing a small image.)"""
+
+    __slots__ = ()
 
     def to_json(self) -> dict:
         return {"found": self.found, "binding": self.binding, "address": self.address,
@@ -50,27 +45,26 @@ class Query:
                 "defined_in": self.defined_in, "segment": self.segment}
 
 
-@dataclass(frozen=True, slots=True)
-class RegionUse:
-    """Allocated sections placed in a region (like ld --print-memory-usage)."""
-    used: int
-    sections: tuple[tuple[str, int, int], ...]     # (name, address, size), largest first
+class RegionUse(namedtuple("RegionUse", "used sections")):
+    """Allocated sections placed in a region (like ld --print-memory-usage): bytes used, and
+    the (name, address, size) of each section, largest first."""
+
+    __slots__ = ()
 
 
-@dataclass(frozen=True)
 class AnalysisReport:
-    file: str
-    machine: str
-    entry: int
-    regions: RegionMap
-    usage: dict[str, RegionUse]
-    table: SymbolTable
-    queried: dict[str, Query]
-    findings: tuple[Finding, ...]           # errors and warnings, and infos not in weak_rows
-    weak_rows: np.ndarray                   # table rows with a bulk weak-default-survived info
-    defined_in: dict[int, str] = field(default_factory=dict)   # .symtab index → unit
-    demangling: Merged | None = None
-    notes: tuple[str, ...] = ()             # checks that could not run, and why
+    def __init__(self, file: str, machine: str, entry: int, regions: RegionMap,
+                 usage: dict[str, RegionUse], table: SymbolTable, queried: dict[str, Query],
+                 findings: tuple[Finding, ...], weak_rows: list[int],
+                 defined_in: dict[int, str] | None = None, demangling: Demangling | None = None,
+                 notes: tuple[str, ...] = ()):
+        self.file, self.machine, self.entry = file, machine, entry
+        self.regions, self.usage, self.table, self.queried = regions, usage, table, queried
+        self.findings = findings            # errors and warnings, and infos not in weak_rows
+        self.weak_rows = weak_rows          # table rows with a bulk weak-default-survived info
+        self.defined_in = defined_in or {}  # .symtab index → unit
+        self.demangling = demangling
+        self.notes = notes                  # checks that could not run, and why
 
     @property
     def exit_code(self) -> int:
@@ -104,17 +98,15 @@ class AnalysisReport:
         }
         queried = {k: q.to_json() for k, q in self.queried.items()}
         findings = b", ".join(json.dumps(f.to_json()).encode() for f in self.findings)
-        weak = self.table.json_rows(self.weak_rows, self.demangling, _weak_pieces) \
-            if len(self.weak_rows) else []
+        weak = self.table.json_rows(self.weak_rows, _WEAK_ROW) if self.weak_rows else []
         return [json.dumps(head)[:-1].encode(),
-                b', "symbols": ', *self.table.json_array(self.demangling, self.defined_in),
+                b', "symbols": ', *self.table.json_array(self.defined_in),
                 b', "queried": ', json.dumps(queried).encode(),
                 b', "findings": [', findings, b", " if findings and weak else b"", *weak,
                 b"]}\n"]
 
 
-def _weak_pieces(name, demangled):
-    # The same text as findings.weak_message, column by column.
-    return [Const(b'{"rule": "' + WEAK_DEFAULT_SURVIVED.encode() + b'", "severity": "info", '
-                  b'"symbol": "'), name, Const(b'", "message": "weak definition of '), demangled,
-            Const(b' is in the image (nm V/W): no strong definition replaced it"}')]
+# The same text as findings.weak_message, with the name and the demangled name filled in.
+_WEAK_ROW = (b'{"rule": "' + WEAK_DEFAULT_SURVIVED.encode() + b'", "severity": "info", '
+             b'"symbol": "%s", "message": "weak definition of %s is in the image (nm V/W): '
+             b'no strong definition replaced it"}')

@@ -1,18 +1,19 @@
 """Every non-local defined symbol of an image, placed in sections and regions, as columns.
 
-This is the bulk half of the report: computed once with numpy, rendered as the JSON `symbols`
-array by weaklink.analyze.jsonrows without a Python object per symbol.
+This is the bulk half of the report: computed once, rendered as the JSON `symbols` array by
+weaklink.analyze.jsonrows without a Python call per symbol, and without numpy (its import
+alone costs more than analysing a 10k-symbol image). `numpy_cols` is the same table for the
+numpy users (weaklink diff).
 """
 from __future__ import annotations
 
 import json
 from functools import cached_property
+from itertools import compress, repeat
+from operator import add, mul
 
-import numpy as np
-
-from weaklink.analyze.demangling import Demangling, Merged
-from weaklink.analyze.jsonrows import Const, Decimal, Slice, Table, encode_chunks, encode_rows
-from weaklink.analyze.nested import demangle_nested
+from weaklink.analyze.demangling import Demangling
+from weaklink.analyze.jsonrows import escaped_all, format_rows
 from weaklink.analyze.regions import RegionMap
 from weaklink.read import elfstructs as S
 from weaklink.read.image import Image
@@ -29,27 +30,19 @@ def json_type(stype: int) -> str:
     return S.TYPE_NAMES.get(stype, "notype")
 
 
-def _needs_escape(u8: np.ndarray) -> np.ndarray:
-    """Bytes JSON cannot carry raw: '"', '\\', control characters, and (to be safe with
-    invalid UTF-8) anything non-ASCII. NUL is the string terminator, not content."""
-    return (u8 == 34) | (u8 == 92) | ((u8 < 32) & (u8 != 0)) | (u8 >= 128)
+# `"binding":…,"type":…,` for every st_info byte
+_BINDING_TYPE = [f'"binding":"{json_binding(i >> 4)}","type":"{json_type(i & 15)}",'.encode()
+                 for i in range(256)]
+_SYMBOL_ROW = b'{"name":"%s","demangled":"%s",%s"address":%d,"size":%d,%s'   # %s: place
 
 
-def _escaped(raw: bytes) -> bytes:
-    return json.dumps(raw.decode("utf-8", "replace"), ensure_ascii=False)[1:-1].encode()
-
-
-class _Aux:
-    """Extra strings appended after .strtab in the source buffer of the JSON encoder."""
-
-    def __init__(self, base: int):
-        self.base, self.parts, self.size = base, [], 0
-
-    def add(self, text: bytes) -> tuple[int, int]:
-        off = self.base + self.size
-        self.parts.append(text)
-        self.size += len(text)
-        return off, len(text)
+def table_for(image: Image, regions: RegionMap) -> "SymbolTable":
+    """The symbol table of an image: numpy's for large ones (weaklink.analyze.vectorised),
+    this module's for the rest; the same API and output."""
+    if image.large:
+        from weaklink.analyze.vectorised import VectorisedTable
+        return VectorisedTable(image, regions)
+    return SymbolTable(image, regions)
 
 
 class SymbolTable:
@@ -57,190 +50,143 @@ class SymbolTable:
         self.image = image
         self.regions = regions
         self.cols = image.defined_globals
-        self._strings: tuple | None = None
-        self._demangling: Merged | None = None
+        self.raw = image.defined_global_names        # bytes per row
+        self._demangling: Demangling | None = None
+        self._by_binding: dict[int, list[int]] = {}
 
     @cached_property
-    def region_index(self) -> np.ndarray:
+    def region_index(self) -> list[int]:
         return self.regions.locate(self.cols.address)
+
+    @cached_property
+    def numpy_cols(self):
+        """`cols` as numpy arrays (weaklink diff's vectorised comparison)."""
+        return self.cols.numpy()
 
     def __len__(self) -> int:
         return len(self.cols)
 
     # -- derived columns ------------------------------------------------------------------------
-    @cached_property
-    def mangled_rows(self) -> np.ndarray:
-        c, u8 = self.cols, self.image._strtab_u8
-        if len(u8) < 2:
-            return np.zeros(0, np.int64)
-        off = np.minimum(c.name_off, len(u8) - 2)
-        return np.flatnonzero((c.name_len > 2) & (u8[off] == ord("_")) & (u8[off + 1] == ord("Z")))
+    def rows_with_binding(self, binding: int) -> list[int]:
+        """Rows of one STB_* binding, ascending (a translate of the binding bytes: C speed)."""
+        if binding not in self._by_binding:
+            match = bytes(int(b == binding) for b in range(256))
+            self._by_binding[binding] = list(compress(
+                range(len(self.cols)), self.cols.binding.tobytes().translate(match)))
+        return self._by_binding[binding]
+
+    def rows_where(self, binding: int, mangled: bool) -> list[int]:
+        """Rows of one binding whose name is (or is not) a C++ name, ascending."""
+        match = bytes(int(b == binding) for b in range(256))
+        keep = self.cols.binding.tobytes().translate(match)
+        both = int.from_bytes(keep, "little") & int.from_bytes(self._mangled_mask, "little")
+        if not mangled:
+            both ^= int.from_bytes(keep, "little")        # in `keep` and not mangled
+        return list(compress(range(len(self.cols)), both.to_bytes(len(keep), "little")))
 
     @cached_property
-    def _escape_rows(self) -> np.ndarray:
-        """Rows whose name holds a byte JSON cannot carry raw (almost never any)."""
-        bad = np.flatnonzero(_needs_escape(self.image._strtab_u8))
-        if not bad.size:
-            return np.zeros(0, np.int64)
-        c = self.cols
-        first_bad = np.searchsorted(bad, c.name_off)       # first bad byte at or after the name
-        hit = bad[np.minimum(first_bad, bad.size - 1)]
-        return np.flatnonzero((first_bad < bad.size) & (hit < c.name_off + c.name_len))
+    def _mangled_mask(self) -> bytes:
+        mask = bytearray(len(self.cols))
+        for r in self.mangled_rows:
+            mask[r] = 1
+        return bytes(mask)
 
-    def start_demangling(self) -> Merged:
-        """Start demangling every `_Z` name: nested data names in process, with numpy; the
-        rest with the real demangler (a background c++filt when there are many)."""
+    @cached_property
+    def mangled_rows(self) -> list[int]:
+        """Rows whose name is an Itanium C++ name (`_Z…`), ascending."""
+        starts = map(bytes.startswith, self.raw, repeat(b"_Z"))
+        return [r for r in compress(range(len(self.raw)), starts) if len(self.raw[r]) > 2]
+
+    def start_demangling(self) -> Demangling:
+        """Start demangling every `_Z` name (a background c++filt when there are many)."""
         if self._demangling is None:
-            rows = self.mangled_rows
-            off, length = self.cols.name_off[rows], self.cols.name_len[rows]
-            ok, fast = demangle_nested(self.image.strtab, off, length)
-            hard = np.flatnonzero(~ok)
-            text = b""
-            if len(hard):
-                text = encode_rows([Slice(off[hard], length[hard])], len(hard),
-                                   self.image.strtab, sep=b"\n") + b"\n"
-            self._demangling = Merged(ok, fast, Demangling(text, len(hard)))
+            self._demangling = Demangling([self.raw[r] for r in self.mangled_rows])
         return self._demangling
-
-    def mangled_tails_of(self, rows: np.ndarray) -> list[bytes]:
-        """mangled_tails for some of the mangled rows (each must be in `mangled_rows`)."""
-        tails = self.mangled_tails
-        return [tails[k] for k in np.searchsorted(self.mangled_rows, rows).tolist()]
-
-    def raw_names(self, rows) -> list[bytes]:
-        rows = np.asarray(rows, np.int64)
-        if len(rows) < 64:
-            c, s = self.cols, self.image.strtab
-            return [s[o:o + n] for o, n in zip(c.name_off[rows].tolist(),
-                                               c.name_len[rows].tolist())]
-        # Many names: one vectorised join, one split in C.
-        text = encode_rows([Slice(self.cols.name_off[rows], self.cols.name_len[rows])],
-                           len(rows), self.image.strtab, sep=b"\n")
-        return text.split(b"\n")
 
     @cached_property
     def mangled_tails(self) -> list[bytes]:
-        """Unqualified names of `mangled_rows` (`ns::x` → `x`), from the demangled text:
-        the part after the last `::`, found with numpy; names with parameter or template
-        lists go through weaklink.demangle.unqualified."""
+        """Unqualified names of `mangled_rows` (`ns::x` → `x`), from the demangled text; names
+        with parameter or template lists go through weaklink.demangle.unqualified."""
         from weaklink.demangle import unqualified
-        text = self.start_demangling().lines()
-        u8 = np.frombuffer(text, np.uint8)
-        ends = np.flatnonzero(u8 == 10)
-        starts = np.concatenate(([0], ends[:-1] + 1)) if len(ends) else ends
-        colons = np.flatnonzero((u8[:-1] == 58) & (u8[1:] == 58)) if len(u8) > 1 else ends
-        last = np.searchsorted(colons, ends) - 1          # last "::" before each line end
-        cut = colons[np.maximum(last, 0)] + 2 if len(colons) else starts
-        tail_start = np.where((last >= 0) & (cut > starts), cut, starts)
-        tails = encode_rows([Slice(tail_start, ends - tail_start)], len(ends), text,
-                            sep=b"\n").split(b"\n") if len(ends) else []
-        odd = (u8 == 40) | (u8 == 60)                      # '(' or '<'
-        hard = np.flatnonzero(np.add.reduceat(odd, starts) > 0) if len(ends) else []
-        for k in hard:
-            line = text[starts[k]:ends[k]].decode("utf-8", "replace")
-            tails[k] = unqualified(line).encode()
-        return tails
+        out = []
+        for line in self.start_demangling().lines():
+            if b"(" in line or b"<" in line:
+                out.append(unqualified(line.decode("utf-8", "replace")).encode())
+            else:
+                out.append(line.rpartition(b"::")[2])
+        return out
+
+    def mangled_tails_of(self, rows: list[int]) -> list[bytes]:
+        """mangled_tails for some of the mangled rows (each must be in `mangled_rows`)."""
+        where = {r: k for k, r in enumerate(self.mangled_rows)}
+        tails = self.mangled_tails
+        return [tails[where[r]] for r in rows]
+
+    def raw_names(self, rows) -> list[bytes]:
+        return [self.raw[r] for r in rows]
 
     def find_demangled(self, name: str) -> int | None:
         """The .symtab index of the global whose demangled name is `name` (a C++ name such
         as `ns::x`), or None."""
-        text = b"\n" + self.start_demangling().lines()
-        hit = text.find(b"\n" + name.encode() + b"\n")
-        if hit < 0:
+        lines = self.start_demangling().lines()
+        try:
+            k = lines.index(name.encode())
+        except ValueError:
             return None
-        line = text.count(b"\n", 0, hit)             # lines before the match
-        return int(self.cols.index[self.mangled_rows[line]])
+        return self.cols.index[self.mangled_rows[k]]
 
     def names(self, rows) -> list[str]:
         return [n.decode("utf-8", "replace") for n in self.raw_names(rows)]
 
     # -- JSON ---------------------------------------------------------------------------------
-    def json_strings(self, demangling: Merged | None = None) -> tuple:
-        """(source, name_off, name_len, dem_off, dem_len): JSON-ready name and demangled-name
-        slices of one buffer (.strtab, then escaped names and c++filt's output)."""
-        if self._strings is None:
-            c, strtab = self.cols, self.image.strtab
-            aux = _Aux(len(strtab))
-            name_off, name_len = c.name_off.copy(), c.name_len.copy()
-            for i in self._escape_rows:
-                name_off[i], name_len[i] = aux.add(_escaped(strtab[c.name_off[i]:][:c.name_len[i]]))
-            dem_off, dem_len = name_off.copy(), name_len.copy()
-            self._add_demangled(aux, dem_off, dem_len, demangling or self.start_demangling())
-            self._strings = (strtab + b"".join(aux.parts), name_off, name_len, dem_off, dem_len)
-        return self._strings
+    @cached_property
+    def _json_names(self) -> tuple[list[bytes], list[bytes]]:
+        """(name, demangled) of every row as JSON string bodies."""
+        names = escaped_all(self.raw)
+        dem = list(names)
+        lines = escaped_all(self.start_demangling().lines())
+        for r, text in zip(self.mangled_rows, lines):
+            dem[r] = text
+        return names, dem
 
-    def json_array(self, demangling: Merged | None = None, defined_in: dict[int, str] | None = None
-                   ) -> list[bytes]:
+    def json_array(self, defined_in: dict[int, str] | None = None) -> list[bytes]:
         """The `symbols` array, as chunks to join. `defined_in` maps a .symtab index to its
         compilation unit."""
-        c = self.cols
-        source, name_off, name_len, dem_off, dem_len = self.json_strings(demangling)
-        pieces = [Const(b'{"name":"'), Slice(name_off, name_len),
-                  Const(b'","demangled":"'), Slice(dem_off, dem_len), Const(b'",'),
-                  self._binding_type_column(), Const(b'"address":'), Decimal(c.address),
-                  Const(b',"size":'), Decimal(c.size), Const(b","),
-                  self._section_region_column(), Const(b'"defined_in":'),
-                  self._defined_in_column(defined_in or {}), Const(b"}")]
-        return [b"[", *encode_chunks(pieces, len(c), source), b"]"]
+        c, n = self.cols, len(self.cols)
+        names, dem = self._json_names
+        return [b"[", *format_rows(_SYMBOL_ROW, [
+            names, dem, list(map(_BINDING_TYPE.__getitem__, c.info)), c.address, c.size,
+            self._place_column(defined_in or {})], n), b"]"]
 
-    def json_rows(self, rows: np.ndarray, demangling: Merged | None, pieces_for
-                  ) -> list[bytes]:
-        """Rows of some other array (findings) built from these names: `pieces_for(name,
-        demangled)` gets the two Slice columns restricted to `rows`."""
-        source, name_off, name_len, dem_off, dem_len = self.json_strings(demangling)
-        pieces = pieces_for(Slice(name_off[rows], name_len[rows]),
-                            Slice(dem_off[rows], dem_len[rows]))
-        return encode_chunks(pieces, len(rows), source)
+    def json_rows(self, rows: list[int], template: bytes) -> list[bytes]:
+        """Rows of some other array (findings): `template % (name, demangled)` per row."""
+        names, dem = self._json_names
+        return format_rows(template, [[names[r] for r in rows], [dem[r] for r in rows]],
+                           len(rows))
 
-    def _add_demangled(self, aux, off, length, demangling: Merged) -> None:
-        rows = self.mangled_rows
-        if not len(rows):
-            return
-        text = demangling.lines()
-        u8 = np.frombuffer(text, np.uint8)
-        ends = np.flatnonzero(u8 == 10)
-        starts = np.concatenate(([0], ends[:-1] + 1))
-        bad = np.flatnonzero(_needs_escape(u8) & (u8 != 10))     # 10: the line separator
-        clean = np.ones(len(ends), bool)
-        if bad.size:
-            clean[np.unique(np.searchsorted(ends, bad))] = False
-        base, _ = aux.add(text)
-        off[rows] = np.where(clean, base + starts, 0)
-        length[rows] = np.where(clean, ends - starts, 0)
-        for k in np.flatnonzero(~clean):
-            off[rows[k]], length[rows[k]] = aux.add(_escaped(text[starts[k]:ends[k]]))
+    def _place_column(self, defined_in: dict[int, str]) -> list[bytes]:
+        """`"section":…,"region":…,"defined_in":…}` per row: one argument of the row."""
+        if not defined_in:
+            return self._section_region_column(b'"defined_in":null}')
+        units = self._defined_in_column(defined_in)
+        return [b'%s"defined_in":%s}' % pu for pu in zip(self._section_region_column(), units)]
 
-    def _binding_type_column(self) -> Table:
-        c = self.cols
-        key = c.binding.astype(np.int64) * 16 + c.type
-        present = np.flatnonzero(np.bincount(key, minlength=256))
-        ids = np.zeros(max(256, int(key.max(initial=0)) + 1), np.int64)
-        ids[present] = np.arange(len(present))
-        texts = []
-        for k in present.tolist():
-            b, t = json_binding(k >> 4), json_type(k & 15)
-            texts.append(f'"binding":"{b}","type":"{t}",'.encode())
-        return Table(tuple(texts), ids[key])
-
-    def _section_region_column(self) -> Table:
+    def _section_region_column(self, suffix: bytes = b"") -> list[bytes]:
         c, nreg = self.cols, len(self.regions.regions) + 1
-        shndx = np.where(c.shndx >= S.SHN_LORESERVE, 0, c.shndx).astype(np.int64)
-        key = shndx * nreg + (self.region_index + 1)
-        uniq, inverse = np.unique(key, return_inverse=True)
-        texts = []
-        for k in uniq.tolist():
+        # key = section index * (regions + 1) + region + 1; section_name says which index
+        # is no section (SHN_ABS, SHN_COMMON)
+        keys = list(map(add, map(mul, c.shndx, repeat(nreg)), map((1).__add__, self.region_index)))
+        texts = {}
+        for k in set(keys):
             sec = self.image.section_name(k // nreg)
             reg = self.regions.regions[k % nreg - 1].name if k % nreg else None
-            texts.append(f'"section":{json.dumps(sec)},"region":{json.dumps(reg)},'.encode())
-        return Table(tuple(texts), inverse.reshape(-1))
+            texts[k] = f'"section":{json.dumps(sec)},"region":{json.dumps(reg)},'.encode() + suffix
+        return list(map(texts.__getitem__, keys))
 
-    def _defined_in_column(self, defined_in: dict[int, str]) -> Table:
-        ids = np.zeros(len(self.cols), np.int64)
-        texts = [b"null"]
-        index = self.cols.index                        # ascending .symtab positions
-        for sym, unit in defined_in.items():
-            k = int(np.searchsorted(index, sym))
-            if k < len(index) and index[k] == sym:
-                ids[k] = len(texts)
-                texts.append(json.dumps(unit).encode())
-        return Table(tuple(texts), ids)
+    def _defined_in_column(self, defined_in: dict[int, str]) -> list[bytes]:
+        out = [b"null"] * len(self.cols)
+        if defined_in:
+            wanted = set(defined_in)
+            for k in compress(range(len(out)), map(wanted.__contains__, self.cols.index)):
+                out[k] = json.dumps(defined_in[self.cols.index[k]]).encode()
+        return out

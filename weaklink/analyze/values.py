@@ -7,9 +7,7 @@ little-endian (ELFDATA2LSB is checked when the file is read).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-import numpy as np
+from collections import namedtuple
 
 from weaklink.analyze.regions import RegionMap
 from weaklink.read import elfstructs as S
@@ -19,11 +17,11 @@ VALUE_SIZES = (1, 2, 4, 8)
 POINTER_SIZE = 4            # ELF32: a data pointer is one 32-bit word
 
 
-@dataclass(frozen=True, slots=True)
-class PointsTo:
-    symbol: str | None      # the symbol whose [address, address + size) holds the target
-    offset: int             # from that symbol, or from the region's origin when no symbol
-    region: str | None
+class PointsTo(namedtuple("PointsTo", "symbol offset region")):
+    """symbol: the symbol whose [address, address + size) holds the target, or None;
+    offset: from that symbol, or from the region's origin when no symbol; region: or None."""
+
+    __slots__ = ()
 
     def to_json(self) -> dict:
         return {"symbol": self.symbol, "offset": self.offset, "region": self.region}
@@ -43,17 +41,10 @@ def points_to(image: Image, regions: RegionMap, value: int | None, size: int) ->
     `static` array is a typical target) and region. A null pointer points nowhere."""
     if value is None or size != POINTER_SIZE or value == 0:
         return None
-    t = image.targets
-    # A Thumb function pointer has bit 0 set (ARM ELF ABI); compare functions without it.
-    probe = np.where(t.type == S.STT_FUNC, value & ~1, value).astype(np.int64)
-    start, end = t.address.astype(np.int64), t.address.astype(np.int64) + t.size
-    inside = (start <= probe) & ((probe < end) | ((t.size == 0) & (start == probe)))
+    hit = image.holder(value)
     region = regions.name_at(value)
-    hits = np.flatnonzero(inside)
-    if hits.size:
-        best = hits[np.argmax(start[hits])]     # the innermost (highest-starting) holder
-        name = image.text(int(t.name_off[best]), int(t.name_len[best]))
-        return PointsTo(name, int(probe[best] - start[best]), region)
+    if hit is not None:
+        return PointsTo(hit[0], hit[1], region)
     if region is None:
         return None
     return PointsTo(None, value - regions.find(region).origin, region)

@@ -263,6 +263,5 @@ def _scan(image, code: bytes, base: int, targets: set[int]) -> list[ArgValues]:
 
 def _function_starts(image) -> set[int]:
     """Where the image's functions (local and global) start: instruction-stream entry points."""
-    c = image._all
-    rows = (c.type == S.STT_FUNC) & (c.shndx != S.SHN_UNDEF)
-    return {int(a) for a in c.address[rows]}
+    c = image.defined
+    return {a for a, t in zip(c.address, c.type) if t == S.STT_FUNC}

@@ -40,13 +40,25 @@ DEFINER_ALL_BELOW = 4096   # images up to this many globals: compare every symbo
 MAX_ATTRIBUTED = 64        # bigger images: symbols per side given a defining unit (DWARF/map)
 
 
+def _side(path, map_path, board):
+    report = analyze(str(path), map_path=map_path, board=board)
+    return report, columns(report)
+
+
+def _both_sides(one, two, board):
+    """Both images analysed at once: numpy's column work releases the GIL, so the two sides
+    share the machine's cores. A bad OLD input is reported before a bad NEW one."""
+    from concurrent.futures import ThreadPoolExecutor
+    with ThreadPoolExecutor(2) as pool:
+        first, second = pool.submit(_side, *one, board), pool.submit(_side, *two, board)
+        return first.result(), second.result()
+
+
 def diff(old_path: str, new_path: str, *, map_old: str | None = None, map_new: str | None = None,
          board: str | None = None, symbols: Sequence[str] = (), check_options: dict | None = None,
          fail_on: Sequence[str] = ()) -> DiffReport:
     fail_on = _gates(fail_on, check_options)
-    old = analyze(str(old_path), map_path=map_old, board=board)
-    new = analyze(str(new_path), map_path=map_new, board=board)
-    a, b = columns(old), columns(new)
+    (old, a), (new, b) = _both_sides((old_path, map_old), (new_path, map_new), board)
     cmp = compare(a, b)
     att_old, att_new = _attribution(old, map_old), _attribution(new, map_new)
 
@@ -126,10 +138,10 @@ def _definers(old, new, a: Columns, b: Columns, cmp, att_old, att_new, asked) ->
             some |= v
         some |= _asked(a, cmp.old_rows, asked)
         todo = np.flatnonzero(some)[:MAX_ATTRIBUTED]
-    io, jn = old.table.cols.index, new.table.cols.index
+    oc = old.table.numpy_cols
+    io, jn = oc.index, new.table.numpy_cols.index
     # Linker-script symbols (__bss_start: NOTYPE, size 0) have no defining unit, only a place.
-    real = (old.table.cols.size[cmp.old_rows[todo]] > 0) & (old.table.cols.type[cmp.old_rows[todo]]
-                                                            != S.STT_NOTYPE)
+    real = (oc.size[cmp.old_rows[todo]] > 0) & (oc.type[cmp.old_rows[todo]] != S.STT_NOTYPE)
     for k in todo[real].tolist():
         one = att_old.defined_in(old.table.image.symbol(int(io[cmp.old_rows[k]])))
         two = att_new.defined_in(new.table.image.symbol(int(jn[cmp.new_rows[k]])))
@@ -169,11 +181,11 @@ def _findings(old, new, cmp) -> tuple[tuple[Finding, ...], tuple[Finding, ...]]:
     for report, other, partner, into in (
             (old, new, _partners(len(old.table), cmp.old_rows, cmp.new_rows), one),
             (new, old, _partners(len(new.table), cmp.new_rows, cmp.old_rows), two)):
-        rows = report.weak_rows
+        rows = np.asarray(report.weak_rows, np.int64)
         if not len(rows):
             continue
         weak_there = np.zeros(len(other.table) + 1, bool)      # last slot: no partner
-        weak_there[other.weak_rows] = True
+        weak_there[np.asarray(other.weak_rows, np.int64)] = True
         only = rows[~weak_there[partner[rows]]]
         for n in report.table.names(only):
             into.setdefault((WEAK_DEFAULT_SURVIVED, n),

@@ -54,15 +54,16 @@ class Columns:
 
 def columns(report) -> Columns:
     table, image = report.table, report.table.image
-    c = table.cols
+    c = table.numpy_cols
     shndx = c.shndx.astype(np.int64)
     sec_names = image.elf.section_names
     section = np.where((shndx > 0) & (shndx < len(sec_names)), shndx, len(sec_names))
     has_value, value = _values(image, c)
-    region = table.region_index
+    region = np.asarray(table.region_index, np.int64)
     target = _targets(image, report.regions, c, has_value, value)
-    return Columns(image.strtab, c.name_off, c.name_len, c.binding == S.STB_WEAK, section, sec_names, region,
-                   report.regions.names,
+    # names.match negates lengths: signed columns
+    return Columns(image.strtab, c.name_off.astype(np.int64), c.name_len.astype(np.int64),
+                   c.binding == S.STB_WEAK, section, sec_names, region, report.regions.names,
                    c.address.astype(np.int64), c.size.astype(np.int64), has_value, value, target)
 
 
@@ -140,7 +141,7 @@ def _targets(image, regions, c, has_value, value) -> Targets:
             (probe < end) | ((t.size[first] == 0) & (start[first] == probe)))
     else:
         probe, inside = raw, np.zeros(len(rows), bool)
-    reg = regions.locate(raw)
+    reg = np.asarray(regions.locate(raw.tolist()), np.int64)
     origins = np.array([r.origin for r in regions.regions] + [0], np.int64)
     region[rows] = reg
     kind[rows] = np.where(inside, 1, np.where(reg >= 0, 2, 0))

@@ -173,7 +173,7 @@ class DiffReport:
         }
 
     def dumps(self) -> str:
-        return json.dumps(self.to_json(), indent=2)
+        return json.dumps(self.to_json())   # compact: the C encoder (indent is pure Python)
 
 
 def failed_gates(report: DiffReport, fail_on) -> list[str]:

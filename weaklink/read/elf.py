@@ -1,18 +1,27 @@
-"""Parse ELF32 little-endian files (relocatable objects and linked images) with numpy.
+"""Parse ELF32 little-endian files (relocatable objects and linked images).
 
 The layouts are in weaklink.read.elfstructs. Every check raises InputError naming the file,
-the byte offset and what was expected. Tables (sections, symbols, program headers) are numpy
-structured arrays read straight from the file bytes, never one Python object per entry.
+the byte offset and what was expected. The header and the section and program header tables
+are unpacked with struct (numpy is not imported: `weaklink analyze` starts in tens of
+milliseconds); the link model's bulk views (`sections`, `segments`, `symbols` as numpy
+structured arrays) are made from the same bytes on first use, never one Python object per
+symbol.
 """
 from __future__ import annotations
 
+import os
+import struct
+from collections import namedtuple
 from functools import cached_property
-from pathlib import Path
-
-import numpy as np
 
 from weaklink.errors import InputError, read_input
 from weaklink.read import elfstructs as S
+
+Shdr = namedtuple("Shdr", [f for f, _ in S.SHDR_FIELDS])
+Phdr = namedtuple("Phdr", [f for f, _ in S.PHDR_FIELDS])
+_EHDR = struct.Struct(S.struct_format(S.EHDR_FIELDS))
+_SHDR = struct.Struct(S.struct_format(S.SHDR_FIELDS))
+_PHDR = struct.Struct(S.struct_format(S.PHDR_FIELDS))
 
 
 class ElfFile:
@@ -22,113 +31,143 @@ class ElfFile:
         self.data = data
         self.name = name
         self.header = self._read_header(machine)
-        self.sections = self._read_table(
-            self.header["e_shoff"], self.header["e_shnum"], self.header["e_shentsize"], S.SHDR,
-            "section header table")
-        self.segments = self._read_table(
-            self.header["e_phoff"], self.header["e_phnum"], self.header["e_phentsize"], S.PHDR,
-            "program header table")
+        h = self.header
+        self.shnum, self._shstrndx = self._section_counts()
+        self.shdrs: list[Shdr] = self._read_table(h["e_shoff"], self.shnum, h["e_shentsize"],
+                                                  _SHDR, Shdr, "section header table")
+        self.phdrs: list[Phdr] = self._read_table(h["e_phoff"], h["e_phnum"], h["e_phentsize"],
+                                                  _PHDR, Phdr, "program header table")
         self._check_section_bounds()
 
     @classmethod
-    def from_path(cls, path: str | Path, *, machine: int | None = S.EM_ARM) -> "ElfFile":
+    def from_path(cls, path: str | os.PathLike, *, machine: int | None = S.EM_ARM) -> "ElfFile":
         return cls(read_input(path, what="ELF file"), str(path), machine=machine)
 
     # -- header and tables -------------------------------------------------------------------
     def _fail(self, what: str, offset: int | None = None):
         raise InputError(self.name, what, offset)
 
-    def _read_header(self, machine):
+    def _read_header(self, machine) -> dict:
         if len(self.data) < 4 or self.data[:4] != S.ELF_MAGIC:
             self._fail("not an ELF file: expected magic 7f 45 4c 46", 0)
-        if len(self.data) < S.EHDR.itemsize:
-            self._fail(f"truncated ELF header: {len(self.data)} bytes, expected {S.EHDR.itemsize}", 0)
+        if len(self.data) < S.EHDR_SIZE:
+            self._fail(f"truncated ELF header: {len(self.data)} bytes, expected {S.EHDR_SIZE}", 0)
         if self.data[4] != S.ELFCLASS32:
             self._fail(f"ELF class {self.data[4]}, expected 1 (ELF32)", 4)
         if self.data[5] != S.ELFDATA2LSB:
             self._fail(f"ELF data encoding {self.data[5]}, expected 1 (little-endian)", 5)
-        hdr = np.frombuffer(self.data, S.EHDR, count=1)[0]
-        if machine is not None and int(hdr["e_machine"]) != machine:
-            self._fail(f"machine {int(hdr['e_machine'])}, expected {machine} (ARM)", 18)
+        hdr = dict(zip((f for f, _ in S.EHDR_FIELDS), _EHDR.unpack_from(self.data)))
+        if machine is not None and hdr["e_machine"] != machine:
+            self._fail(f"machine {hdr['e_machine']}, expected {machine} (ARM)", 18)
         return hdr
 
-    def _read_table(self, offset, count, entsize, dtype, what):
-        offset, count, entsize = int(offset), int(count), int(entsize)
+    def _section_counts(self) -> tuple[int, int]:
+        """(number of sections, index of the section name table). gABI extended numbering: a
+        file with 0xff00 sections or more stores 0 in e_shnum and SHN_XINDEX in e_shstrndx,
+        and the real values in section 0's sh_size and sh_link (`ld --unique`, huge objects)."""
+        h = self.header
+        shnum, shstrndx = h["e_shnum"], h["e_shstrndx"]
+        if h["e_shoff"] == 0 or (shnum != 0 and shstrndx != S.SHN_XINDEX):
+            return shnum, shstrndx
+        if h["e_shentsize"] != _SHDR.size:
+            self._fail(f"section header table entry size {h['e_shentsize']}, expected "
+                       f"{_SHDR.size}", h["e_shoff"])
+        if h["e_shoff"] + _SHDR.size > len(self.data):
+            self._fail(f"section header 0 (extended section numbering) ends at "
+                       f"{h['e_shoff'] + _SHDR.size}, past the end of the file "
+                       f"({len(self.data)} bytes)", h["e_shoff"])
+        first = Shdr._make(_SHDR.unpack_from(self.data, h["e_shoff"]))
+        return (first.sh_size if shnum == 0 else shnum,
+                first.sh_link if shstrndx == S.SHN_XINDEX else shstrndx)
+
+    def _read_table(self, offset, count, entsize, layout, record, what) -> list:
         if count == 0:
-            return np.zeros(0, dtype)
-        if entsize != dtype.itemsize:
-            self._fail(f"{what} entry size {entsize}, expected {dtype.itemsize}", offset)
+            return []
+        if entsize != layout.size:
+            self._fail(f"{what} entry size {entsize}, expected {layout.size}", offset)
         end = offset + count * entsize
         if end > len(self.data):
             self._fail(f"{what} ends at {end}, past the end of the file ({len(self.data)} bytes)",
                        offset)
-        return np.frombuffer(self.data, dtype, count=count, offset=offset)
+        return list(map(record._make, layout.iter_unpack(self.data[offset:end])))
 
     def _check_section_bounds(self):
-        sh = self.sections
-        if len(sh) == 0:
+        sh = self.shdrs
+        if not sh:
             return
         if self._shstrndx >= len(sh):
             self._fail(f"section name table index {self._shstrndx} out of range "
                        f"({len(sh)} sections)", 50)
-        in_file = sh["sh_type"] != S.SHT_NOBITS
-        ends = sh["sh_offset"].astype(np.int64) + sh["sh_size"].astype(np.int64)
-        bad = np.flatnonzero(in_file & (ends > len(self.data)))
-        if bad.size:
-            i = int(bad[0])
-            self._fail(f"section {i} ({self.section_name(i) if i != self._shstrndx else '?'}) "
-                       f"offset {int(sh['sh_offset'][i])} + size {int(sh['sh_size'][i])} "
-                       f"runs past the end of the file ({len(self.data)} bytes)",
-                       int(self.header["e_shoff"]) + i * S.SHDR.itemsize)
+        size = len(self.data)
+        for i, s in enumerate(sh):
+            if s.sh_type != S.SHT_NOBITS and s.sh_offset + s.sh_size > size:
+                self._fail(f"section {i} ({self.section_name(i) if i != self._shstrndx else '?'}) "
+                           f"offset {s.sh_offset} + size {s.sh_size} "
+                           f"runs past the end of the file ({size} bytes)",
+                           self.header["e_shoff"] + i * S.SHDR_SIZE)
 
-    @property
-    def _shstrndx(self) -> int:
-        return int(self.header["e_shstrndx"])
+    def shdr_offset(self, index: int) -> int:
+        """File offset of section header `index` (for error positions)."""
+        return self.header["e_shoff"] + index * S.SHDR_SIZE
 
     @property
     def e_type(self) -> int:
-        return int(self.header["e_type"])
+        return self.header["e_type"]
 
     @property
     def entry(self) -> int:
-        return int(self.header["e_entry"])
+        return self.header["e_entry"]
+
+    # -- numpy views (the link model's bulk path) ------------------------------------------------
+    @cached_property
+    def sections(self):
+        """The section header table as a numpy structured array (elfstructs.SHDR)."""
+        import numpy as np
+        h = self.header
+        if not self.shdrs:
+            return np.zeros(0, S.SHDR)
+        return np.frombuffer(self.data, S.SHDR, count=self.shnum, offset=h["e_shoff"])
+
+    @cached_property
+    def segments(self):
+        """The program header table as a numpy structured array (elfstructs.PHDR)."""
+        import numpy as np
+        h = self.header
+        if not self.phdrs:
+            return np.zeros(0, S.PHDR)
+        return np.frombuffer(self.data, S.PHDR, count=h["e_phnum"], offset=h["e_phoff"])
 
     # -- section contents ----------------------------------------------------------------------
     def section_bytes(self, index: int, start: int = 0, length: int | None = None) -> bytes:
         """The file bytes of a section (from `start`, at most `length` of them); NOBITS
         sections read as zeros. A NOBITS size is not backed by the file, so zeros are only
         made for a bounded `length`, or for a whole section no larger than the file."""
-        sh = self.sections[index]
-        size = int(sh["sh_size"])
+        sh = self.shdrs[index]
+        size = sh.sh_size
         end = size if length is None else min(size, start + length)
-        if int(sh["sh_type"]) == S.SHT_NOBITS:
+        if sh.sh_type == S.SHT_NOBITS:
             if length is None and size > len(self.data):
                 self._fail(f"section {index} is NOBITS of {size} bytes: its contents are not in "
-                           f"the file ({len(self.data)} bytes)",
-                           int(self.header["e_shoff"]) + index * S.SHDR.itemsize + 20)
+                           f"the file ({len(self.data)} bytes)", self.shdr_offset(index) + 20)
             return bytes(max(end - start, 0))
-        off = int(sh["sh_offset"])
+        off = sh.sh_offset
         return self.data[off + start:off + max(end, start)]
 
     @cached_property
     def _shstrtab(self) -> bytes:
-        return self.section_bytes(self._shstrndx) if len(self.sections) else b""
-
-    @cached_property
-    def _sh_name_offsets(self) -> list[int]:
-        return self.sections["sh_name"].tolist()
+        return self.section_bytes(self._shstrndx) if self.shdrs else b""
 
     def section_name(self, index: int) -> str:
-        table, offset = self._shstrtab, self._sh_name_offsets[index]
+        table, offset = self._shstrtab, self.shdrs[index].sh_name
         if offset >= len(table) and offset != 0:
             self._fail(f"section {index} name offset {offset} out of range (string table has "
-                       f"{len(table)} bytes)", int(self.header["e_shoff"]) + index * S.SHDR.itemsize)
+                       f"{len(table)} bytes)", self.shdr_offset(index))
         end = table.find(b"\0", offset)
         return table[offset:end if end >= 0 else len(table)].decode("utf-8", "replace")
 
     @cached_property
     def section_names(self) -> list[str]:
-        return [self.section_name(i) for i in range(len(self.sections))]
+        return [self.section_name(i) for i in range(len(self.shdrs))]
 
     def find_section(self, name: str) -> int | None:
         try:
@@ -139,35 +178,42 @@ class ElfFile:
     # -- symbol table ---------------------------------------------------------------------------
     @cached_property
     def symtab_index(self) -> int | None:
-        hits = np.flatnonzero(self.sections["sh_type"] == S.SHT_SYMTAB) if len(self.sections) else []
-        return int(hits[0]) if len(hits) else None
+        return next((i for i, s in enumerate(self.shdrs) if s.sh_type == S.SHT_SYMTAB), None)
 
     @cached_property
-    def symbols(self) -> np.ndarray:
-        """The raw Elf32_Sym array of .symtab (entry 0 included), or an empty array."""
+    def symtab_span(self) -> tuple[int, int]:
+        """(file offset, entry count) of .symtab; (0, 0) when there is none."""
         i = self.symtab_index
         if i is None:
+            return 0, 0
+        sh = self.shdrs[i]
+        if sh.sh_entsize not in (0, S.SYM_SIZE):
+            self._fail(f"symbol table entry size {sh.sh_entsize}, expected 16", self.shdr_offset(i))
+        return sh.sh_offset, sh.sh_size // S.SYM_SIZE
+
+    @cached_property
+    def symbols(self):
+        """The raw Elf32_Sym array of .symtab (entry 0 included), or an empty array (numpy)."""
+        import numpy as np
+        offset, count = self.symtab_span
+        if self.symtab_index is None:
             return np.zeros(0, S.SYM)
-        sh = self.sections[i]
-        if int(sh["sh_entsize"]) not in (0, S.SYM.itemsize):
-            self._fail(f"symbol table entry size {int(sh['sh_entsize'])}, expected 16",
-                       int(self.header["e_shoff"]) + i * S.SHDR.itemsize)
-        count = int(sh["sh_size"]) // S.SYM.itemsize
-        return np.frombuffer(self.data, S.SYM, count=count, offset=int(sh["sh_offset"]))
+        return np.frombuffer(self.data, S.SYM, count=count, offset=offset)
 
     @cached_property
     def symbol_strtab(self) -> bytes:
         i = self.symtab_index
         if i is None:
             return b""
-        link = int(self.sections[i]["sh_link"])
-        if link >= len(self.sections):
+        link = self.shdrs[i].sh_link
+        if link >= len(self.shdrs):
             self._fail(f"symbol table links to string table {link}, out of range",
-                       int(self.header["e_shoff"]) + i * S.SHDR.itemsize + 24)
+                       self.shdr_offset(i) + 24)
         return self.section_bytes(link)
 
-    def symbol_names(self, indices: np.ndarray | None = None) -> list[str]:
+    def symbol_names(self, indices=None) -> list[str]:
         """Names of the symbols at `indices` (all when None), resolved in one vectorised pass."""
+        import numpy as np
         syms = self.symbols if indices is None else self.symbols[indices]
         table = self.symbol_strtab
         offsets = syms["st_name"].astype(np.int64)
@@ -178,8 +224,7 @@ class ElfFile:
             k = int(bad[0])
             pos = int(indices[k]) if indices is not None else k
             self._fail(f"symbol {pos} name offset {int(offsets[k])} out of range (string table "
-                       f"has {len(table)} bytes)",
-                       int(self.sections[self.symtab_index]["sh_offset"]) + pos * S.SYM.itemsize)
+                       f"has {len(table)} bytes)", self.symtab_span[0] + pos * S.SYM_SIZE)
         raw = np.frombuffer(table, np.uint8)
         nul = np.flatnonzero(raw == 0)
         # a name running to the end of a table without its NUL ends at the table's end
@@ -187,16 +232,26 @@ class ElfFile:
         return [table[a:b].decode("utf-8", "replace") for a, b in zip(offsets.tolist(), ends.tolist())]
 
     @cached_property
-    def symtab_shndx(self) -> np.ndarray | None:
-        """Extended section indices (SHT_SYMTAB_SHNDX), for objects with > 65279 sections."""
-        hits = np.flatnonzero(self.sections["sh_type"] == S.SHT_SYMTAB_SHNDX) if len(self.sections) else []
-        if not len(hits):
+    def symtab_shndx_span(self) -> tuple[int, int] | None:
+        """(file offset, entry count) of SHT_SYMTAB_SHNDX, the extended section indices of
+        objects with more than 65279 sections; None when there is none."""
+        i = next((i for i, s in enumerate(self.shdrs) if s.sh_type == S.SHT_SYMTAB_SHNDX), None)
+        if i is None:
             return None
-        sh = self.sections[int(hits[0])]
-        return np.frombuffer(self.data, "<u4", count=int(sh["sh_size"]) // 4, offset=int(sh["sh_offset"]))
+        return self.shdrs[i].sh_offset, self.shdrs[i].sh_size // 4
 
-    def symbol_section_indices(self) -> np.ndarray:
+    @cached_property
+    def symtab_shndx(self):
+        """Extended section indices (SHT_SYMTAB_SHNDX) as numpy u4, or None."""
+        import numpy as np
+        span = self.symtab_shndx_span
+        if span is None:
+            return None
+        return np.frombuffer(self.data, "<u4", count=span[1], offset=span[0])
+
+    def symbol_section_indices(self):
         """st_shndx widened to u4, with SHN_XINDEX entries replaced by their extended index."""
+        import numpy as np
         shndx = self.symbols["st_shndx"].astype(np.uint32)
         ext = self.symtab_shndx
         if ext is not None:

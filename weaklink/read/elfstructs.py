@@ -4,8 +4,6 @@ Parsing lives in weaklink.read.elf; this module only says what the bytes look li
 """
 from __future__ import annotations
 
-import numpy as np
-
 ELF_MAGIC = b"\x7fELF"
 ELFCLASS32 = 1
 ELFDATA2LSB = 1
@@ -44,27 +42,46 @@ TYPE_NAMES = {
 # Program header types.
 PT_LOAD = 1
 
-EHDR = np.dtype([
-    ("e_ident", "S16"), ("e_type", "<u2"), ("e_machine", "<u2"), ("e_version", "<u4"),
-    ("e_entry", "<u4"), ("e_phoff", "<u4"), ("e_shoff", "<u4"), ("e_flags", "<u4"),
-    ("e_ehsize", "<u2"), ("e_phentsize", "<u2"), ("e_phnum", "<u2"),
-    ("e_shentsize", "<u2"), ("e_shnum", "<u2"), ("e_shstrndx", "<u2"),
-])
+# The tables' layouts: (field, struct code) in file order, little-endian. The readers unpack
+# them with struct (numpy-free, for the start-up of `weaklink analyze`); the link model views
+# whole tables as numpy structured arrays built from the same lists (EHDR, SHDR, PHDR, SYM).
+EHDR_FIELDS = (
+    ("e_ident", "16s"), ("e_type", "H"), ("e_machine", "H"), ("e_version", "I"),
+    ("e_entry", "I"), ("e_phoff", "I"), ("e_shoff", "I"), ("e_flags", "I"),
+    ("e_ehsize", "H"), ("e_phentsize", "H"), ("e_phnum", "H"),
+    ("e_shentsize", "H"), ("e_shnum", "H"), ("e_shstrndx", "H"),
+)
+SHDR_FIELDS = (
+    ("sh_name", "I"), ("sh_type", "I"), ("sh_flags", "I"), ("sh_addr", "I"),
+    ("sh_offset", "I"), ("sh_size", "I"), ("sh_link", "I"), ("sh_info", "I"),
+    ("sh_addralign", "I"), ("sh_entsize", "I"),
+)
+PHDR_FIELDS = (
+    ("p_type", "I"), ("p_offset", "I"), ("p_vaddr", "I"), ("p_paddr", "I"),
+    ("p_filesz", "I"), ("p_memsz", "I"), ("p_flags", "I"), ("p_align", "I"),
+)
+SYM_FIELDS = (
+    ("st_name", "I"), ("st_value", "I"), ("st_size", "I"),
+    ("st_info", "B"), ("st_other", "B"), ("st_shndx", "H"),
+)
 
-SHDR = np.dtype([
-    ("sh_name", "<u4"), ("sh_type", "<u4"), ("sh_flags", "<u4"), ("sh_addr", "<u4"),
-    ("sh_offset", "<u4"), ("sh_size", "<u4"), ("sh_link", "<u4"), ("sh_info", "<u4"),
-    ("sh_addralign", "<u4"), ("sh_entsize", "<u4"),
-])
 
-PHDR = np.dtype([
-    ("p_type", "<u4"), ("p_offset", "<u4"), ("p_vaddr", "<u4"), ("p_paddr", "<u4"),
-    ("p_filesz", "<u4"), ("p_memsz", "<u4"), ("p_flags", "<u4"), ("p_align", "<u4"),
-])
+def struct_format(fields) -> str:
+    return "<" + "".join(code for _, code in fields)
 
-SYM = np.dtype([
-    ("st_name", "<u4"), ("st_value", "<u4"), ("st_size", "<u4"),
-    ("st_info", "u1"), ("st_other", "u1"), ("st_shndx", "<u2"),
-])
 
-assert EHDR.itemsize == 52 and SHDR.itemsize == 40 and PHDR.itemsize == 32 and SYM.itemsize == 16
+EHDR_SIZE, SHDR_SIZE, PHDR_SIZE, SYM_SIZE = 52, 40, 32, 16
+
+_NUMPY_CODES = {"16s": "S16", "B": "u1", "H": "<u2", "I": "<u4"}
+_DTYPES = {"EHDR": EHDR_FIELDS, "SHDR": SHDR_FIELDS, "PHDR": PHDR_FIELDS, "SYM": SYM_FIELDS}
+
+
+def __getattr__(name: str):
+    """EHDR, SHDR, PHDR and SYM as numpy dtypes, made on first use (numpy is not imported
+    by the readers that do not need it)."""
+    if name not in _DTYPES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import numpy as np
+    dtype = np.dtype([(f, _NUMPY_CODES[c]) for f, c in _DTYPES[name]])
+    globals()[name] = dtype
+    return dtype

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import sys
-from pathlib import Path
 
 from weaklink.errors import UsageError
 
@@ -59,6 +58,7 @@ def _rules(args) -> dict:
 def _write_sarif(path: str, results, locations, rules) -> None:
     from weaklink import __version__
     from weaklink.report.sarif import sarif_log
+    from pathlib import Path
     log = sarif_log(results, rules, locations, __version__)
     target = Path(path)
     tmp = target.with_name(target.name + ".tmp")

@@ -1,0 +1,171 @@
+"""Vectorised JSON encoding of many flat records with numpy (the `symbols` array of large images).
+
+A record is a row of pieces: constant bytes, a string slice of one shared source buffer, a
+row of a small table (categorical values such as `"binding":"weak","type":"object",`), or an
+unsigned decimal. Rows are built in blocks as a zero-padded 2-D uint8 array, one column range
+per piece, and the zero padding is dropped in one boolean pass. JSON text never contains a
+raw NUL byte, and string slices come from .strtab, whose names cannot contain NUL, so zero is a
+safe filler.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.lib.stride_tricks import as_strided
+
+BLOCK = 8192
+THREADED_FROM = 4       # blocks: fewer are encoded in this thread
+# Four decimal digits per lookup: row v of _QUADS is the ASCII of v, zero-padded to 4 places.
+_QUADS = (np.arange(10000)[:, None] // np.array([1000, 100, 10, 1]) % 10 + 48).astype(np.uint8)
+_QUADS32 = _QUADS.view("<u4").ravel()                  # the same four bytes as one word
+_TENS = 10 ** np.arange(1, 20, dtype=np.uint64)        # 10^1 .. 10^19
+
+
+@dataclass(frozen=True)
+class Const:
+    text: bytes
+
+
+@dataclass(frozen=True)
+class Slice:
+    """Strings as (offset, length) into the source buffer; the caller has escaped them."""
+    offset: np.ndarray
+    length: np.ndarray
+
+
+@dataclass(frozen=True)
+class Table:
+    """Row `ids[i]` of a small list of byte strings (categorical columns)."""
+    texts: tuple[bytes, ...]
+    ids: np.ndarray
+
+
+@dataclass(frozen=True)
+class Decimal:
+    value: np.ndarray      # unsigned ints below 10^20
+
+
+def _table_array(texts) -> np.ndarray:
+    width = max(map(len, texts), default=0)
+    out = np.zeros((len(texts), width), np.uint8)
+    for i, t in enumerate(texts):
+        out[i, :len(t)] = np.frombuffer(t, np.uint8)
+    return out
+
+
+def _digit_count(value: np.ndarray) -> np.ndarray:
+    return np.searchsorted(_TENS, value, side="right") + 1
+
+
+class _Block:
+    """One block of rows (a slice of the whole range) being filled left to right."""
+
+    def __init__(self, rows: slice, count: int, width: int):
+        self.rows = rows
+        self.data = np.zeros((count, width), np.uint8)
+        self.col = 0
+
+    def put(self, values: np.ndarray) -> None:
+        width = values.shape[1] if values.ndim == 2 else len(values)
+        self.data[:, self.col:self.col + width] = values
+        self.col += width
+
+    def slice(self, piece: Slice, window: np.ndarray, width: int) -> None:
+        if width == 0:
+            return
+        grabbed = window[piece.offset[self.rows], :width]   # one contiguous row per string
+        keep = np.arange(width) < piece.length[self.rows][:, None]
+        np.multiply(grabbed, keep, out=self.data[:, self.col:self.col + width])
+        self.col += width
+
+    def decimal(self, piece: Decimal, digits: np.ndarray, width: int) -> None:
+        value = piece.value[self.rows]
+        quads = (width + 3) // 4
+        text = np.empty((len(value), quads), np.uint32)
+        if value.dtype.itemsize <= 4 and quads <= 3:            # u32: three quads at most
+            v = value.astype(np.int64)
+            groups = [v // 100_000_000, v // 10_000 % 10_000, v % 10_000][3 - quads:]
+        else:
+            v = value.astype(np.uint64)
+            groups = [(v // np.uint64(10 ** (4 * q))) % np.uint64(10000)
+                      for q in range(quads - 1, -1, -1)]
+        for k, g in enumerate(groups):
+            text[:, k] = _QUADS32[g]
+        text8 = text.view(np.uint8)[:, -width:]
+        lead = width - digits[self.rows]                  # leading zeros become padding
+        np.multiply(text8, np.arange(width) >= lead[:, None],
+                    out=self.data[:, self.col:self.col + width])
+        self.col += width
+
+
+def encode_rows(pieces: list, count: int, source: bytes, sep: bytes = b",") -> bytes:
+    """The rows joined by `sep` (one byte): each row is the concatenation of `pieces`."""
+    return b"".join(encode_chunks(pieces, count, source, sep))
+
+
+def fuse(pieces: list) -> list:
+    """Fold constants into their neighbours: Const+Const is one Const, and a Const before or
+    after a Table becomes part of every row of the table (one gather instead of three)."""
+    out: list = []
+    for p in pieces:
+        last = out[-1] if out else None
+        if isinstance(p, Const) and isinstance(last, Const):
+            out[-1] = Const(last.text + p.text)
+        elif isinstance(p, Const) and isinstance(last, Table):
+            out[-1] = Table(tuple(t + p.text for t in last.texts), last.ids)
+        elif isinstance(p, Table) and isinstance(last, Const):
+            out[-1] = Table(tuple(last.text + t for t in p.texts), p.ids)
+        else:
+            out.append(p)
+    return out
+
+
+def encode_chunks(pieces: list, count: int, source: bytes, sep: bytes = b",") -> list[bytes]:
+    """encode_rows as a list of chunks, to join once with whatever surrounds them."""
+    pieces = fuse(pieces)
+    longest = max([int(p.length.max()) for p in pieces if isinstance(p, Slice) and count] or [0])
+    src = np.zeros(len(source) + longest + 1, np.uint8)
+    src[:len(source)] = np.frombuffer(source, np.uint8)
+    # window[i] views src[i : i + longest]: gathering a string is gathering one row.
+    window = as_strided(src, (len(source) + 1, max(longest, 1)), (1, 1), writeable=False)
+    tables = {id(p): _table_array(p.texts) for p in pieces if isinstance(p, Table)}
+    digits = {id(p): _digit_count(p.value.astype(np.uint64)) for p in pieces
+              if isinstance(p, Decimal)}
+
+    def encode(start: int) -> bytes:
+        rows = slice(start, min(start + BLOCK, count))
+        widths = [_piece_width(p, rows, tables, digits) for p in pieces]
+        block = _Block(rows, rows.stop - rows.start, sum(widths) + 1)
+        for p, w in zip(pieces, widths):
+            if isinstance(p, Const):
+                block.put(np.frombuffer(p.text, np.uint8))
+            elif isinstance(p, Slice):
+                block.slice(p, window, w)
+            elif isinstance(p, Table):
+                block.put(tables[id(p)][p.ids[rows]])
+            else:
+                block.decimal(p, digits[id(p)], w)
+        block.data[:, -1] = sep[0]
+        if rows.stop == count:
+            block.data[-1, -1] = 0                  # no separator after the last row
+        return block.data[block.data != 0].tobytes()
+
+    starts = range(0, count, BLOCK)
+    if len(starts) < THREADED_FROM or (os.cpu_count() or 1) < 2:
+        return [encode(s) for s in starts]
+    # numpy's gathers, ufuncs and masks release the GIL: two threads fill blocks at once.
+    from concurrent.futures import ThreadPoolExecutor
+    with ThreadPoolExecutor(2) as pool:
+        return list(pool.map(encode, starts))
+
+
+def _piece_width(piece, rows: slice, tables, digits) -> int:
+    if isinstance(piece, Const):
+        return len(piece.text)
+    if isinstance(piece, Table):
+        return tables[id(piece)].shape[1]
+    if isinstance(piece, Decimal):
+        return int(digits[id(piece)][rows].max())
+    return int(piece.length[rows].max())

@@ -1,0 +1,257 @@
+"""The symbol table of a large image, with numpy: the same API and the same JSON bytes as
+weaklink.analyze.symtable.SymbolTable, for images where numpy's import pays for itself.
+
+Below weaklink.read.image.NUMPY_FROM global symbols, interpreting a loop of C-implemented
+string and list operations per symbol beats importing numpy; above it the whole-column
+operations here win (issue 13: analyze at nm's speed at 10k and at 800k symbols). Rows are
+numpy arrays inside; what the findings and the report receive (row lists, names) is the same
+as from SymbolTable. tests/analyze/test_vectorised.py holds the two to byte-equal output.
+"""
+from __future__ import annotations
+
+import json
+from functools import cached_property
+
+import numpy as np
+
+from weaklink.analyze.demangling import Demangling
+from weaklink.analyze.jsonblocks import Const, Decimal, Slice, Table, encode_chunks, encode_rows
+from weaklink.analyze.jsonrows import escaped
+from weaklink.analyze.nested import demangle_nested_many
+from weaklink.analyze.regions import RegionMap
+from weaklink.analyze.symtable import SymbolTable, json_binding, json_type
+from weaklink.read.image import Image
+
+
+def _needs_escape(u8: np.ndarray) -> np.ndarray:
+    """Bytes JSON cannot carry raw (jsonrows.NEEDS_ESCAPE). NUL ends a name: not content."""
+    return (u8 == 34) | (u8 == 92) | ((u8 < 32) & (u8 != 0)) | (u8 >= 128)
+
+
+def _line_spans(text: bytes) -> tuple[np.ndarray, np.ndarray]:
+    ends = np.flatnonzero(np.frombuffer(text, np.uint8) == 10)
+    starts = np.concatenate(([0], ends[:-1] + 1)) if len(ends) else ends
+    return starts, ends
+
+
+class _Aux:
+    """Extra strings appended after .strtab in the source buffer of the JSON encoder."""
+
+    def __init__(self, base: int):
+        self.base, self.parts, self.size = base, [], 0
+
+    def add(self, text: bytes) -> tuple[int, int]:
+        off = self.base + self.size
+        self.parts.append(text)
+        self.size += len(text)
+        return off, len(text)
+
+
+class VectorisedTable(SymbolTable):
+    def __init__(self, image: Image, regions: RegionMap):
+        self.image = image
+        self.regions = regions
+        self.cols = image.numpy_defined_globals
+        self._demangling: Demangling | None = None
+        self._strings: tuple | None = None
+
+    @cached_property
+    def region_index(self) -> np.ndarray:
+        points, owner = self.regions._intervals
+        where = np.searchsorted(np.array(points, np.int64), self.cols.address.astype(np.int64),
+                                side="right")
+        return np.array(owner, np.int64)[where]
+
+    @property
+    def numpy_cols(self):
+        return self.cols
+
+    # -- derived columns ------------------------------------------------------------------------
+    def rows_with_binding(self, binding: int) -> list[int]:
+        return np.flatnonzero(self.cols.binding == binding).tolist()
+
+    def rows_where(self, binding: int, mangled: bool) -> list[int]:
+        is_mangled = np.zeros(len(self.cols), bool)
+        is_mangled[self._mangled] = True
+        return np.flatnonzero((self.cols.binding == binding) & (is_mangled == mangled)).tolist()
+
+    @cached_property
+    def _mangled(self) -> np.ndarray:
+        c, u8 = self.cols, self.image.strtab_u8
+        if len(u8) < 2:
+            return np.zeros(0, np.int64)
+        off = np.minimum(c.name_off, len(u8) - 2)
+        return np.flatnonzero((c.name_len > 2) & (u8[off] == ord("_")) & (u8[off + 1] == ord("Z")))
+
+    @cached_property
+    def mangled_rows(self) -> list[int]:
+        return self._mangled.tolist()
+
+    def start_demangling(self) -> Demangling:
+        """Decode the nested data names with numpy and start the real demangler on the rest
+        (a background c++filt when there are many)."""
+        if self._demangling is None:
+            rows = self._mangled
+            off, length = self.cols.name_off[rows], self.cols.name_len[rows]
+            self._ok, self._fast = demangle_nested_many(self.image.strtab, off, length)
+            hard = np.flatnonzero(~self._ok)
+            self._demangling = Demangling(self.raw_names(rows[hard]))
+        return self._demangling
+
+    @cached_property
+    def _demangled_text(self) -> bytes:
+        """One line per mangled row, in row order: numpy's nested names merged with the real
+        demangler's lines for the others."""
+        rest = self.start_demangling().lines()
+        if self._ok.all():
+            return self._fast
+        rest_text = b"\n".join(rest) + b"\n"
+        f_start, f_end = _line_spans(self._fast)
+        r_start, r_end = _line_spans(rest_text)
+        start, end = f_start.copy(), f_end.copy()
+        start[~self._ok] = r_start + len(self._fast)
+        end[~self._ok] = r_end + len(self._fast)
+        return encode_rows([Slice(start, end - start)], len(start), self._fast + rest_text,
+                           sep=b"\n") + b"\n"
+
+    def mangled_tails_of(self, rows) -> list[bytes]:
+        tails = self.mangled_tails
+        return [tails[k] for k in np.searchsorted(self._mangled, rows).tolist()]
+
+    def raw_names(self, rows) -> list[bytes]:
+        rows = np.asarray(rows, np.int64)
+        if len(rows) < 64:
+            c, s = self.cols, self.image.strtab
+            return [s[o:o + n] for o, n in zip(c.name_off[rows].tolist(),
+                                               c.name_len[rows].tolist())]
+        # Many names: one vectorised join, one split in C.
+        text = encode_rows([Slice(self.cols.name_off[rows], self.cols.name_len[rows])],
+                           len(rows), self.image.strtab, sep=b"\n")
+        return text.split(b"\n")
+
+    @cached_property
+    def mangled_tails(self) -> list[bytes]:
+        """Unqualified names of the mangled rows (`ns::x` → `x`): the part after the last
+        `::`, found with numpy; names with parameter or template lists go through
+        weaklink.demangle.unqualified."""
+        from weaklink.demangle import unqualified
+        text = self._demangled_text
+        u8 = np.frombuffer(text, np.uint8)
+        starts, ends = _line_spans(text)
+        colons = np.flatnonzero((u8[:-1] == 58) & (u8[1:] == 58)) if len(u8) > 1 else ends
+        last = np.searchsorted(colons, ends) - 1          # last "::" before each line end
+        cut = colons[np.maximum(last, 0)] + 2 if len(colons) else starts
+        tail_start = np.where((last >= 0) & (cut > starts), cut, starts)
+        tails = encode_rows([Slice(tail_start, ends - tail_start)], len(ends), text,
+                            sep=b"\n").split(b"\n") if len(ends) else []
+        odd = (u8 == 40) | (u8 == 60)                      # '(' or '<'
+        hard = np.flatnonzero(np.add.reduceat(odd, starts) > 0) if len(ends) else []
+        for k in hard:
+            line = text[starts[k]:ends[k]].decode("utf-8", "replace")
+            tails[k] = unqualified(line).encode()
+        return tails
+
+    def find_demangled(self, name: str) -> int | None:
+        text = b"\n" + self._demangled_text
+        hit = text.find(b"\n" + name.encode() + b"\n")
+        if hit < 0:
+            return None
+        line = text.count(b"\n", 0, hit)             # lines before the match
+        return int(self.cols.index[self._mangled[line]])
+
+    # -- JSON ---------------------------------------------------------------------------------
+    @cached_property
+    def _escape_rows(self) -> np.ndarray:
+        """Rows whose name holds a byte JSON cannot carry raw (almost never any)."""
+        bad = np.flatnonzero(_needs_escape(self.image.strtab_u8))
+        if not bad.size:
+            return np.zeros(0, np.int64)
+        c = self.cols
+        first_bad = np.searchsorted(bad, c.name_off)       # first bad byte at or after the name
+        hit = bad[np.minimum(first_bad, bad.size - 1)]
+        return np.flatnonzero((first_bad < bad.size) & (hit < c.name_off + c.name_len))
+
+    def _json_strings(self) -> tuple:
+        """(source, name_off, name_len, dem_off, dem_len): JSON-ready name and demangled-name
+        slices of one buffer (.strtab, then escaped names and the demangled lines)."""
+        if self._strings is None:
+            c, strtab = self.cols, self.image.strtab
+            aux = _Aux(len(strtab))
+            name_off, name_len = c.name_off.copy(), c.name_len.copy()
+            for i in self._escape_rows:
+                name_off[i], name_len[i] = aux.add(escaped(strtab[c.name_off[i]:][:c.name_len[i]]))
+            dem_off, dem_len = name_off.copy(), name_len.copy()
+            self._add_demangled(aux, dem_off, dem_len)
+            self._strings = (strtab + b"".join(aux.parts), name_off, name_len, dem_off, dem_len)
+        return self._strings
+
+    def _add_demangled(self, aux, off, length) -> None:
+        rows = self._mangled
+        if not len(rows):
+            return
+        text = self._demangled_text
+        u8 = np.frombuffer(text, np.uint8)
+        starts, ends = _line_spans(text)
+        bad = np.flatnonzero(_needs_escape(u8) & (u8 != 10))     # 10: the line separator
+        clean = np.ones(len(ends), bool)
+        if bad.size:
+            clean[np.unique(np.searchsorted(ends, bad))] = False
+        base, _ = aux.add(text)
+        off[rows] = np.where(clean, base + starts, 0)
+        length[rows] = np.where(clean, ends - starts, 0)
+        for k in np.flatnonzero(~clean):
+            off[rows[k]], length[rows[k]] = aux.add(escaped(text[starts[k]:ends[k]]))
+
+    def json_array(self, defined_in: dict[int, str] | None = None) -> list[bytes]:
+        c = self.cols
+        source, name_off, name_len, dem_off, dem_len = self._json_strings()
+        pieces = [Const(b'{"name":"'), Slice(name_off, name_len),
+                  Const(b'","demangled":"'), Slice(dem_off, dem_len), Const(b'",'),
+                  self._binding_type_column(), Const(b'"address":'), Decimal(c.address),
+                  Const(b',"size":'), Decimal(c.size), Const(b","),
+                  self._section_region_column(), Const(b'"defined_in":'),
+                  self._defined_in_column(defined_in or {}), Const(b"}")]
+        return [b"[", *encode_chunks(pieces, len(c), source), b"]"]
+
+    def json_rows(self, rows: list[int], template: bytes) -> list[bytes]:
+        """`template % (name, demangled)` per row (a template of two `%s` and no other `%`)."""
+        source, name_off, name_len, dem_off, dem_len = self._json_strings()
+        rows = np.asarray(rows, np.int64)
+        head, middle, tail = template.split(b"%s")
+        pieces = [Const(head), Slice(name_off[rows], name_len[rows]), Const(middle),
+                  Slice(dem_off[rows], dem_len[rows]), Const(tail)]
+        return encode_chunks(pieces, len(rows), source)
+
+    def _binding_type_column(self) -> Table:
+        c = self.cols
+        key = c.binding.astype(np.int64) * 16 + c.type
+        present = np.flatnonzero(np.bincount(key, minlength=256))
+        ids = np.zeros(max(256, int(key.max(initial=0)) + 1), np.int64)
+        ids[present] = np.arange(len(present))
+        texts = []
+        for k in present.tolist():
+            b, t = json_binding(k >> 4), json_type(k & 15)
+            texts.append(f'"binding":"{b}","type":"{t}",'.encode())
+        return Table(tuple(texts), ids[key])
+
+    def _section_region_column(self) -> Table:
+        c, nreg = self.cols, len(self.regions.regions) + 1
+        key = c.shndx.astype(np.int64) * nreg + (self.region_index + 1)
+        uniq, inverse = np.unique(key, return_inverse=True)
+        texts = []
+        for k in uniq.tolist():
+            sec = self.image.section_name(k // nreg)
+            reg = self.regions.regions[k % nreg - 1].name if k % nreg else None
+            texts.append(f'"section":{json.dumps(sec)},"region":{json.dumps(reg)},'.encode())
+        return Table(tuple(texts), inverse.reshape(-1))
+
+    def _defined_in_column(self, defined_in: dict[int, str]) -> Table:
+        ids = np.zeros(len(self.cols), np.int64)
+        texts = [b"null"]
+        index = self.cols.index                        # ascending .symtab positions
+        for sym, unit in defined_in.items():
+            k = int(np.searchsorted(index, sym))
+            if k < len(index) and index[k] == sym:
+                ids[k] = len(texts)
+                texts.append(json.dumps(unit).encode())
+        return Table(tuple(texts), ids)
