@@ -77,6 +77,16 @@ def run_functional(model, accelerator, placement: dict[int, tuple[int, int]], in
     if model.weight_data is None or not model.inputs or not model.outputs:
         raise InputError(model.path, f"a {model.container} holds no weights or input/output placement: "
                                      "functional runs need Vela's raw .npz or the vela_bin_stream blob")
+    try:
+        return _run(model, accelerator, placement, inputs)
+    except InputError as e:
+        if e.path is not None:
+            raise
+        # the memory, weight and scale decoders do not know the file: the model is the input
+        raise InputError(model.path, e.what, e.offset) from None
+
+
+def _run(model, accelerator, placement, inputs) -> FunctionalRun:
     sizes = {r: size for r, (_, size) in placement.items()}
     sizes[0] = max(sizes.get(0, 0), len(model.weight_data))
     mem = AddressSpace.build({r: a for r, (a, _) in placement.items()}, sizes)

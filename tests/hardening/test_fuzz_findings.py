@@ -61,3 +61,24 @@ def test_output_element_size_without_a_dtype_is_an_input_error():
     model = SimpleNamespace(path="m.npz", outputs=(VelaIO((1, 4, 4, 8), 0, 0, 1),))
     with pytest.raises(InputError, match="output 0: element size 0, expected 1, 2, 4"):
         _read_outputs(None, model)
+
+
+def test_functional_engine_errors_name_the_model_file():
+    """The memory, weight and scale decoders raise without a file name; the error line of a
+    functional run names the model it was running."""
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    from npu.functional import run_functional
+    from npu.hw import accelerator
+    from npu.read.blob import VelaIO
+    # the output lies past the end of region 1: the address space reports it, without a path
+    model = SimpleNamespace(path="m.npz", weight_data=b"\0" * 16, commands=(),
+                            inputs=(VelaIO((1, 1, 1, 4), 1, 0, 1),),
+                            outputs=(VelaIO((1, 4, 4, 8), 1, 0, 1),), container="npz")
+    with pytest.raises(InputError) as info:
+        run_functional(model, accelerator("ethos-u55-128"), {0: (0, 16), 1: (0x1000, 64)},
+                       [np.zeros((1, 1, 1, 4), np.int8)])
+    assert info.value.path == "m.npz"
+    assert one_line(info.value) == "m.npz: output 0: bytes 0..128 of region 1 are outside its 64 bytes"
