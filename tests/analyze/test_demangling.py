@@ -49,3 +49,16 @@ def test_batch_demangler_matches_cxxfilt():
     names[7] = "not_mangled"
     lines = Demangling([n.encode() for n in names]).lines()
     assert [x.decode() for x in lines] == [_reference(n) for n in names]
+
+
+def test_batch_demangler_splits_past_the_argument_limit(monkeypatch):
+    """Names beyond a quarter of ARG_MAX go to several c++filt processes, in order."""
+    import os
+
+    from weaklink.analyze import demangling
+    names = [f"_ZN2ns{len(f'g{i}')}g{i}Ev".encode() for i in range(BATCH_THRESHOLD + 100)]
+    monkeypatch.setattr(os, "sysconf", lambda key: 4 * 4096)      # 4 KiB of arguments each
+    chunks = demangling._chunks(names)
+    assert len(chunks) > 3 and [n for c in chunks for n in c] == names
+    lines = Demangling(names).lines()
+    assert [x.decode() for x in lines] == [_reference(n.decode()) for n in names]

@@ -50,6 +50,8 @@ def _chunks(names: list[bytes]) -> list[list[bytes]]:
         budget = os.sysconf("SC_ARG_MAX") // 4
     except (AttributeError, ValueError, OSError):
         budget = 64 * 1024
+    if sum(map(len, names)) + 9 * len(names) <= budget:     # the usual case: one process
+        return [names]
     out, size = [[]], 0
     for n in names:
         if size + len(n) + 9 > budget and out[-1]:      # + NUL + the argv pointer

@@ -107,10 +107,10 @@ class SymbolTable:
     def mangled_tails(self) -> list[bytes]:
         """Unqualified names of `mangled_rows` (`ns::x` → `x`), from the demangled text; names
         with parameter or template lists go through weaklink.demangle.unqualified."""
-        from weaklink.demangle import unqualified
         out = []
         for line in self.start_demangling().lines():
             if b"(" in line or b"<" in line:
+                from weaklink.demangle import unqualified
                 out.append(unqualified(line.decode("utf-8", "replace")).encode())
             else:
                 out.append(line.rpartition(b"::")[2])
