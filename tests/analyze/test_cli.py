@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -127,3 +128,28 @@ def test_unknown_expected_region_is_a_usage_error(small_image, capsys):
                  "--expect-region", "table_ptr=SRAM"]) == 2
     err = capsys.readouterr().err
     assert "no region SRAM" in err and "FLASH, RAM, SCRATCH" in err
+
+
+def test_console_entry_keeps_the_report_and_the_status(small_image, capsys):
+    """entry() (the console script) exits without the interpreter's teardown: the whole
+    report still arrives, with main()'s exit status."""
+    argv = ["analyze", "--json", str(small_image.elf), "--expect-override", "no_such_symbol"]
+    proc = subprocess.run([sys.executable, "-m", "weaklink.cli", *argv], capture_output=True)
+    assert main(argv) == 1 == proc.returncode
+    assert proc.stdout == capsys.readouterr().out.encode() and proc.stderr == b""
+
+
+def test_console_entry_when_the_reader_has_quit():
+    """A reader that quit before the buffered output was flushed (| head): main()'s status and
+    no error output. An ordinary interpreter exit prints "Exception ignored ... BrokenPipeError"
+    and exits 120 here."""
+    code = ("import sys, weaklink.cli as c\n"
+            "from weaklink.errors import exit_status\n"
+            "c.main = lambda argv=None: exit_status('weaklink', lambda: sys.stdout.write('x' * 100) and 3)\n"
+            "c.entry()\n")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}   # stdout buffered
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, env=env)
+    proc.stdout.close()                # before the child has even started writing
+    assert proc.wait(timeout=60) == 3
+    assert proc.stderr.read() == b""
