@@ -62,14 +62,26 @@ def _digit_count(value: np.ndarray) -> np.ndarray:
 class _Block:
     """One block of rows (a slice of the whole range) being filled left to right."""
 
-    def __init__(self, rows: slice, count: int, width: int):
+    def __init__(self, rows: slice, count: int, template: np.ndarray):
+        """Every row starts as `template`: the constants in their columns, zeros elsewhere."""
         self.rows = rows
-        self.data = np.zeros((count, width), np.uint8)
+        self.data = np.empty((count, len(template)), np.uint8)
+        flat = self.data.reshape(-1)
+        if count:                       # doubling copies: a few large memcpys, not one per row
+            flat[:len(template)] = template
+            done = len(template)
+            while done < len(flat):
+                step = min(done, len(flat) - done)
+                flat[done:done + step] = flat[:step]
+                done += step
         self.col = 0
 
-    def put(self, values: np.ndarray) -> None:
-        width = values.shape[1] if values.ndim == 2 else len(values)
-        self.data[:, self.col:self.col + width] = values
+    def skip(self, width: int) -> None:
+        self.col += width
+
+    def table(self, texts: np.ndarray, ids: np.ndarray) -> None:
+        width = texts.shape[1]
+        np.take(texts, ids, axis=0, out=self.data[:, self.col:self.col + width], mode="clip")
         self.col += width
 
     def slice(self, piece: Slice, window: np.ndarray, width: int) -> None:
@@ -105,9 +117,14 @@ def encode_rows(pieces: list, count: int, source: bytes, sep: bytes = b",") -> b
     return b"".join(encode_chunks(pieces, count, source, sep))
 
 
+# Two adjacent tables become one when their product has at most this many rows.
+FUSED_TABLE_ROWS = 4096
+
+
 def fuse(pieces: list) -> list:
     """Fold constants into their neighbours: Const+Const is one Const, and a Const before or
-    after a Table becomes part of every row of the table (one gather instead of three)."""
+    after a Table becomes part of every row of the table (one gather instead of three); two
+    adjacent small Tables become one table of their pairs."""
     out: list = []
     for p in pieces:
         last = out[-1] if out else None
@@ -117,13 +134,18 @@ def fuse(pieces: list) -> list:
             out[-1] = Table(tuple(t + p.text for t in last.texts), last.ids)
         elif isinstance(p, Table) and isinstance(last, Const):
             out[-1] = Table(tuple(last.text + t for t in p.texts), p.ids)
+        elif isinstance(p, Table) and isinstance(last, Table) \
+                and len(last.texts) * len(p.texts) <= FUSED_TABLE_ROWS:
+            out[-1] = Table(tuple(a + b for a in last.texts for b in p.texts),
+                            last.ids.astype(np.int64) * len(p.texts) + p.ids)
         else:
             out.append(p)
     return out
 
 
-def encode_chunks(pieces: list, count: int, source: bytes, sep: bytes = b",") -> list[bytes]:
-    """encode_rows as a list of chunks, to join once with whatever surrounds them."""
+def encode_chunks(pieces: list, count: int, source: bytes, sep: bytes = b",") -> list:
+    """encode_rows as a list of chunks, to join once with whatever surrounds them (bytes-like
+    uint8 arrays: file writes and bytes.join take them as they are)."""
     pieces = fuse(pieces)
     longest = max([int(p.length.max()) for p in pieces if isinstance(p, Slice) and count] or [0])
     src = np.zeros(len(source) + longest + 1, np.uint8)
@@ -134,23 +156,29 @@ def encode_chunks(pieces: list, count: int, source: bytes, sep: bytes = b",") ->
     digits = {id(p): _digit_count(p.value.astype(np.uint64)) for p in pieces
               if isinstance(p, Decimal)}
 
-    def encode(start: int) -> bytes:
+    def encode(start: int):
         rows = slice(start, min(start + BLOCK, count))
         widths = [_piece_width(p, rows, tables, digits) for p in pieces]
-        block = _Block(rows, rows.stop - rows.start, sum(widths) + 1)
+        template = np.zeros(sum(widths) + 1, np.uint8)
+        col = 0
         for p, w in zip(pieces, widths):
             if isinstance(p, Const):
-                block.put(np.frombuffer(p.text, np.uint8))
+                template[col:col + w] = np.frombuffer(p.text, np.uint8)
+            col += w
+        template[-1] = sep[0]
+        block = _Block(rows, rows.stop - rows.start, template)
+        for p, w in zip(pieces, widths):
+            if isinstance(p, Const):
+                block.skip(w)
             elif isinstance(p, Slice):
                 block.slice(p, window, w)
             elif isinstance(p, Table):
-                block.put(tables[id(p)][p.ids[rows]])
+                block.table(tables[id(p)], p.ids[rows])
             else:
                 block.decimal(p, digits[id(p)], w)
-        block.data[:, -1] = sep[0]
-        if rows.stop == count:
+        if rows.stop == count and len(block.data):
             block.data[-1, -1] = 0                  # no separator after the last row
-        return block.data[block.data != 0].tobytes()
+        return block.data[block.data != 0]       # bytes-like: written and joined as it is
 
     starts = range(0, count, BLOCK)
     if len(starts) < THREADED_FROM or (os.cpu_count() or 1) < 2:
