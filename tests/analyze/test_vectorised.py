@@ -3,6 +3,8 @@ images, no numpy import) and numpy's (images of NUMPY_FROM symbols and more). Ea
 analysed twice, with the threshold moved so that each engine runs once."""
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from weaklink import toolchain
@@ -31,7 +33,11 @@ SECTIONS {
 # demangler), an anonymous namespace, and operator"" (a quote in the demangled name).
 ODD = ['"q\\"uote"', '"caf\xc3\xa9"', '"bad\xff"', "_ZN2ns1aE", "_ZN2ns5inner1bE",
        "_ZN2ns1fIiEEvT_", "_Z4gfuni", "_ZN12_GLOBAL__N_18anon_varE", "_Zli2_xPKc",
-       "_ZN2ns4hookEv", "hook"]
+       "_ZN2ns4hookEv", "hook",
+       # a weak C name and a namespaced strong one: a near miss; and a pair whose names have
+       # the same length and the same first, second, middle and last bytes but differ
+       "near_tail", "_ZN2ns9near_tailE", "abXcdYef", "_ZN2ns8abZcdWefE"]
+WEAK_ODD = ("_ZN2ns4hookEv", "_ZN2ns1aE", "near_tail", "abXcdYef")
 
 
 def _source(n: int) -> str:
@@ -51,7 +57,7 @@ def _source(n: int) -> str:
             out += [f'.section .far.r{i},"a",%progbits', f".global r{i}", f".type r{i},%object",
                     f"r{i}:", " .byte 1", f".size r{i},1"]
     for k, name in enumerate(ODD):
-        weak = ".weak" if name in ("_ZN2ns4hookEv", "_ZN2ns1aE") else ".global"
+        weak = ".weak" if name in WEAK_ODD else ".global"
         out += [f'.section .rodata.odd{k},"a",%progbits', f"{weak} {name}",
                 f".type {name},%object", f"{name}:", f" .word {k}", f".size {name},4"]
     out += [".global abs_sym", ".set abs_sym, 0x1234", ""]
@@ -93,6 +99,9 @@ def test_odd_names_same_report(odd_image, monkeypatch, batch):
     assert b'"name":"q\\"uote"' in pure[0] and '"caf\u00e9"'.encode() in pure[0]
     assert b'operator\\"\\" _x(char const*)' in pure[0]
     assert b'"near-miss-override"' in pure[0]
+    near = [f["symbol"] for f in json.loads(pure[0])["findings"]
+            if f["rule"] == "near-miss-override"]
+    assert "near_tail" in near and "abXcdYef" not in near
 
 
 def test_fixture_firmware_same_report(firmware, monkeypatch):
@@ -144,3 +153,21 @@ def test_extended_section_numbering(cross_toolchain, tmp_path, monkeypatch):
     report = analyze(str(elf), symbols=["v65999"])
     q = report.queried["v65999"]
     assert (q.section, q.value) == (".data.s65999", 65999 % 200 + 1)
+
+
+def test_equal_strings_have_equal_signatures():
+    """The near-miss prefilter may keep strings that differ, never drop two that are equal:
+    equal strings anywhere in a buffer (empty ones at its very end too) share a signature."""
+    import numpy as np
+
+    from weaklink.analyze.vectorised import _signatures
+    words = [b"", b"a", b"ab", b"abc", b"hook", b"near_tail", b"abXcdYef", b"x" * 300]
+    buf = b"".join(words + words)
+    u8 = np.frombuffer(buf, np.uint8)
+    starts = np.cumsum([0] + [len(w) for w in words + words])
+    lengths = np.array([len(w) for w in words + words])
+    sig = _signatures(u8, starts[:-1], lengths)
+    half = len(words)
+    assert (sig[:half] == sig[half:]).all()
+    assert len(set(sig[:half].tolist())) == half          # these differ in a sampled byte
+    assert _signatures(u8, np.array([len(buf)]), np.array([0]))[0] == sig[0]

@@ -79,22 +79,28 @@ def near_misses(table) -> list[Finding]:
     c = table.cols
     if not table.rows_with_binding(S.STB_WEAK):
         return []
-    weak_plain = table.rows_where(S.STB_WEAK, mangled=False)
-    strong_rows = table.rows_where(S.STB_GLOBAL, mangled=True)
-    strong_tails = table.mangled_tails_of(strong_rows)
-    common = set(table.raw_names(weak_plain)).intersection(strong_tails)   # C-speed filter
+    weak_plain, strong_rows = table.shared_rows(table.rows_where(S.STB_WEAK, mangled=False),
+                                                False, table.rows_where(S.STB_GLOBAL, mangled=True),
+                                                True)
     pairs = []
-    if common:
-        by_weak_name = dict(zip(table.raw_names(weak_plain), weak_plain))
-        pairs = [(by_weak_name[t], g) for t, g in zip(strong_tails, strong_rows) if t in common]
+    if weak_plain and strong_rows:
+        strong_tails = table.mangled_tails_of(strong_rows)
+        common = set(table.raw_names(weak_plain)).intersection(strong_tails)   # C-speed filter
+        if common:
+            by_weak_name = dict(zip(table.raw_names(weak_plain), weak_plain))
+            pairs = [(by_weak_name[t], g) for t, g in zip(strong_tails, strong_rows) if t in common]
     weak_mangled = table.rows_where(S.STB_WEAK, mangled=True)
     if weak_mangled:
-        plain = table.rows_where(S.STB_GLOBAL, mangled=False)
+        by_plain, plain = table.shared_rows(weak_mangled, True,
+                                            table.rows_where(S.STB_GLOBAL, mangled=False), False)
+        by_mangled, mangled = table.shared_rows(weak_mangled, True,
+                                                table.rows_where(S.STB_GLOBAL, mangled=True), True)
         by_name = dict(zip(table.raw_names(plain), plain))
         by_tail: dict[bytes, list[int]] = {}
-        for t, g in zip(strong_tails, strong_rows):
+        for t, g in zip(table.mangled_tails_of(mangled), mangled):
             by_tail.setdefault(t, []).append(g)
-        for w, t in zip(weak_mangled, table.mangled_tails_of(weak_mangled)):
+        weak = sorted({*by_plain, *by_mangled})
+        for w, t in zip(weak, table.mangled_tails_of(weak)):
             pairs += [(w, g) for g in [by_name.get(t), *by_tail.get(t, ())] if g is not None]
     return [_near_miss(table, w, g) for w, g in pairs if _same_kind(c.type[w], c.type[g])]
 

@@ -10,7 +10,7 @@ safe filler.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from collections import namedtuple
 
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
@@ -22,29 +22,15 @@ _QUADS = (np.arange(10000)[:, None] // np.array([1000, 100, 10, 1]) % 10 + 48).a
 _QUADS32 = _QUADS.view("<u4").ravel()                  # the same four bytes as one word
 _TENS = 10 ** np.arange(1, 20, dtype=np.uint64)        # 10^1 .. 10^19
 
-
-@dataclass(frozen=True)
-class Const:
-    text: bytes
-
-
-@dataclass(frozen=True)
-class Slice:
-    """Strings as (offset, length) into the source buffer; the caller has escaped them."""
-    offset: np.ndarray
-    length: np.ndarray
-
-
-@dataclass(frozen=True)
-class Table:
-    """Row `ids[i]` of a small list of byte strings (categorical columns)."""
-    texts: tuple[bytes, ...]
-    ids: np.ndarray
-
-
-@dataclass(frozen=True)
-class Decimal:
-    value: np.ndarray      # unsigned ints below 10^20
+# The pieces of a row (named tuples: dataclasses' import costs more than they give here).
+Const = namedtuple("Const", "text")
+Const.__doc__ = "The same bytes in every row."
+Slice = namedtuple("Slice", "offset length")
+Slice.__doc__ = "Strings as (offset, length) into the source buffer; the caller has escaped them."
+Table = namedtuple("Table", "texts ids")
+Table.__doc__ = "Row `ids[i]` of a small tuple of byte strings (categorical columns)."
+Decimal = namedtuple("Decimal", "value")
+Decimal.__doc__ = "Unsigned integers below 10^20, in decimal."
 
 
 def _table_array(texts) -> np.ndarray:
@@ -180,13 +166,15 @@ def encode_chunks(pieces: list, count: int, source: bytes, sep: bytes = b",") ->
             block.data[-1, -1] = 0                  # no separator after the last row
         return block.data[block.data != 0]       # bytes-like: written and joined as it is
 
-    starts = range(0, count, BLOCK)
+    starts = list(range(0, count, BLOCK))
     if len(starts) < THREADED_FROM or (os.cpu_count() or 1) < 2:
         return [encode(s) for s in starts]
     # numpy's gathers, ufuncs and masks release the GIL: two threads fill blocks at once.
-    from concurrent.futures import ThreadPoolExecutor
-    with ThreadPoolExecutor(2) as pool:
-        return list(pool.map(encode, starts))
+    from weaklink.threads import run_all
+    out: list = [None] * len(starts)
+    out[0::2], out[1::2] = run_all(lambda: [encode(s) for s in starts[0::2]],
+                                   lambda: [encode(s) for s in starts[1::2]])
+    return out
 
 
 def _piece_width(piece, rows: slice, tables, digits) -> int:

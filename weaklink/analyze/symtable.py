@@ -125,6 +125,12 @@ class SymbolTable:
     def raw_names(self, rows) -> list[bytes]:
         return [self.raw[r] for r in rows]
 
+    def shared_rows(self, a_rows, a_tails: bool, b_rows, b_tails: bool):
+        """(rows of a, rows of b) that may share a key (raw name, or with `*_tails` the
+        unqualified name of a mangled row) with the other side: here all of them (sets of
+        names are cheap at this size); the numpy table filters."""
+        return a_rows, b_rows
+
     def find_demangled(self, name: str) -> int | None:
         """The .symtab index of the global whose demangled name is `name` (a C++ name such
         as `ns::x`), or None."""

@@ -34,6 +34,35 @@ def _line_spans(text: bytes) -> tuple[np.ndarray, np.ndarray]:
     return starts, ends
 
 
+def _cut(buf: bytes, start: np.ndarray, length: np.ndarray) -> list[bytes]:
+    """The byte strings at (start, length) of `buf`, none of which holds a newline."""
+    if len(start) < 64:
+        return [buf[o:o + n] for o, n in zip(start.tolist(), length.tolist())]
+    return encode_rows([Slice(start, length)], len(start), buf, sep=b"\n").split(b"\n")
+
+
+def _member(values: np.ndarray, pool: np.ndarray) -> np.ndarray:
+    """np.isin(values, pool) for non-empty arrays, without np.isin's import of numpy.ma."""
+    pool = np.sort(pool)
+    return pool[np.minimum(np.searchsorted(pool, values), len(pool) - 1)] == values
+
+
+def _signatures(u8: np.ndarray, start: np.ndarray, length: np.ndarray) -> np.ndarray:
+    """A 64-bit value per string that equal strings share: the length and the bytes at five
+    positions (first, second, middle, last but one, last)."""
+    length = np.asarray(length, np.int64)
+    sig = length.astype(np.uint64)
+    if not len(u8):
+        return sig
+    start = np.asarray(start, np.int64)
+    last = np.maximum(length - 1, 0)
+    present = (length > 0).astype(np.uint64)
+    for shift, k in ((16, 0), (24, 1), (32, length // 2), (40, last - 1), (48, last)):
+        pos = np.minimum(start + np.clip(k, 0, last), len(u8) - 1)
+        sig |= (u8[pos].astype(np.uint64) * present) << np.uint64(shift)
+    return sig
+
+
 class _Aux:
     """Extra strings appended after .strtab in the source buffer of the JSON encoder."""
 
@@ -115,8 +144,9 @@ class VectorisedTable(SymbolTable):
                            sep=b"\n") + b"\n"
 
     def mangled_tails_of(self, rows) -> list[bytes]:
-        tails = self.mangled_tails
-        return [tails[k] for k in np.searchsorted(self._mangled, rows).tolist()]
+        buf, start, length = self._tail_spans
+        ks = np.searchsorted(self._mangled, np.asarray(rows, np.int64))
+        return _cut(buf, start[ks], length[ks])
 
     def raw_names(self, rows) -> list[bytes]:
         rows = np.asarray(rows, np.int64)
@@ -131,25 +161,54 @@ class VectorisedTable(SymbolTable):
 
     @cached_property
     def mangled_tails(self) -> list[bytes]:
-        """Unqualified names of the mangled rows (`ns::x` → `x`): the part after the last
-        `::`, found with numpy; names with parameter or template lists go through
-        weaklink.demangle.unqualified."""
-        from weaklink.demangle import unqualified
+        """Unqualified names of the mangled rows (`ns::x` → `x`), in mangled-row order."""
+        return _cut(*self._tail_spans)
+
+    @cached_property
+    def _tail_spans(self) -> tuple[bytes, np.ndarray, np.ndarray]:
+        """(buffer, start, length) of the unqualified name of each mangled row: the part
+        after the last `::` of its demangled line, found with numpy; names with parameter or
+        template lists go through weaklink.demangle.unqualified (appended to the buffer)."""
         text = self._demangled_text
         u8 = np.frombuffer(text, np.uint8)
         starts, ends = _line_spans(text)
+        if not len(ends):
+            return text, np.zeros(0, np.int64), np.zeros(0, np.int64)
         colons = np.flatnonzero((u8[:-1] == 58) & (u8[1:] == 58)) if len(u8) > 1 else ends
         last = np.searchsorted(colons, ends) - 1          # last "::" before each line end
         cut = colons[np.maximum(last, 0)] + 2 if len(colons) else starts
-        tail_start = np.where((last >= 0) & (cut > starts), cut, starts)
-        tails = encode_rows([Slice(tail_start, ends - tail_start)], len(ends), text,
-                            sep=b"\n").split(b"\n") if len(ends) else []
+        start = np.where((last >= 0) & (cut > starts), cut, starts).astype(np.int64)
+        length = (ends - start).astype(np.int64)
         odd = (u8 == 40) | (u8 == 60)                      # '(' or '<'
-        hard = np.flatnonzero(np.add.reduceat(odd, starts) > 0) if len(ends) else []
-        for k in hard:
-            line = text[starts[k]:ends[k]].decode("utf-8", "replace")
-            tails[k] = unqualified(line).encode()
-        return tails
+        hard = np.flatnonzero(np.add.reduceat(odd, starts) > 0)
+        extra, size = [], len(text)
+        if hard.size:
+            from weaklink.demangle import unqualified
+        for k in hard.tolist():
+            tail = unqualified(text[starts[k]:ends[k]].decode("utf-8", "replace")).encode()
+            start[k], length[k] = size, len(tail)
+            extra.append(tail)
+            size += len(tail)
+        return text + b"".join(extra), start, length
+
+    def shared_rows(self, a_rows, a_tails: bool, b_rows, b_tails: bool):
+        """(rows of a, rows of b) that may share a key with the other side, a key being the
+        raw name or (`*_tails`) the mangled row's unqualified name: a numpy filter on a
+        signature of each key (its length and five of its bytes), so that the exact
+        comparison builds names for the few candidates only."""
+        if not len(a_rows) or not len(b_rows):
+            return [], []
+        a, b = np.asarray(a_rows, np.int64), np.asarray(b_rows, np.int64)
+        sa, sb = self._signatures(a, a_tails), self._signatures(b, b_tails)
+        return a[_member(sa, sb)].tolist(), b[_member(sb, sa)].tolist()
+
+    def _signatures(self, rows: np.ndarray, tails: bool) -> np.ndarray:
+        if tails:
+            buf, start, length = self._tail_spans
+            ks = np.searchsorted(self._mangled, rows)
+            return _signatures(np.frombuffer(buf, np.uint8), start[ks], length[ks])
+        return _signatures(self.image.strtab_u8, self.cols.name_off[rows],
+                           self.cols.name_len[rows])
 
     def find_demangled(self, name: str) -> int | None:
         text = b"\n" + self._demangled_text

@@ -48,10 +48,9 @@ def _side(path, map_path, board):
 def _both_sides(one, two, board):
     """Both images analysed at once: numpy's column work releases the GIL, so the two sides
     share the machine's cores. A bad OLD input is reported before a bad NEW one."""
-    from concurrent.futures import ThreadPoolExecutor
-    with ThreadPoolExecutor(2) as pool:
-        first, second = pool.submit(_side, *one, board), pool.submit(_side, *two, board)
-        return first.result(), second.result()
+    from weaklink.threads import run_all
+    first, second = run_all(lambda: _side(*one, board), lambda: _side(*two, board))
+    return first, second
 
 
 def diff(old_path: str, new_path: str, *, map_old: str | None = None, map_new: str | None = None,

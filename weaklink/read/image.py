@@ -335,14 +335,11 @@ class Image:
 
     # -- numpy views: large tables (weaklink.analyze.vectorised), weaklink diff, bind -----------
     @cached_property
-    def numpy_all(self) -> SymbolColumns:
-        """Every .symtab entry as numpy columns (name_off and name_len int64), checked as
-        `_fields` checks them; numpy is imported here, on first use."""
+    def _numpy_checked(self) -> tuple:
+        """(raw Elf32_Sym array, widened st_shndx) of every entry, checked as `_fields` checks
+        them; numpy is imported here, on first use."""
         import numpy as np
         syms = self.elf.symbols
-        rows = np.arange(len(syms), dtype=np.uint32)
-        info = syms["st_info"]
-        binding, stype = info >> 4, info & 0xF
         shndx = self.elf.symbol_section_indices()
         real = (shndx != S.SHN_UNDEF) & (shndx < S.SHN_LORESERVE)
         bad = np.flatnonzero(real & (shndx >= len(self.elf.shdrs)))
@@ -350,27 +347,50 @@ class Image:
             k = int(bad[0])
             self._fail(f"symbol {k} section index {int(shndx[k])} out of range "
                        f"({len(self.elf.shdrs)} sections)", self._symbol_offset(k) + 14)
+        names = syms["st_name"]
+        limit = max(len(self.strtab), 1)
+        if len(names) and int(names.max()) >= limit:
+            k = int(np.flatnonzero(names >= limit)[0])
+            self._fail(f"symbol {k} name offset {int(names[k])} out of range "
+                       f"(string table has {len(self.strtab)} bytes)", self._symbol_offset(k))
+        return syms, shndx
+
+    def _numpy_columns(self, rows=None) -> SymbolColumns:
+        """The numpy columns (name_off and name_len int64) of the .symtab entries `rows`
+        (ascending positions; None: every entry)."""
+        import numpy as np
+        syms, shndx = self._numpy_checked
+        if rows is None:
+            index = np.arange(len(syms), dtype=np.uint32)
+        else:
+            syms, shndx, index = syms[rows], shndx[rows], rows.astype(np.uint32)
+        info = syms["st_info"]
+        binding, stype = info >> 4, info & 0xF
         # ARM ELF ABI: only STT_FUNC has the Thumb bit in st_value (see _select).
         address = np.where(stype == S.STT_FUNC, syms["st_value"] & ~np.uint32(1), syms["st_value"])
         name_off = syms["st_name"].astype(np.int64)
-        limit = max(len(self.strtab), 1)
-        if len(name_off) and int(name_off.max()) >= limit:
-            k = int(np.flatnonzero(name_off >= limit)[0])
-            self._fail(f"symbol {k} name offset {int(name_off[k])} out of range "
-                       f"(string table has {len(self.strtab)} bytes)", self._symbol_offset(k))
-        return SymbolColumns(rows, name_off, self._name_spans(name_off), binding, stype,
+        return SymbolColumns(index, name_off, self._name_spans(name_off), binding, stype,
                              address.astype(np.uint32), syms["st_size"], shndx, info)
+
+    @cached_property
+    def numpy_all(self) -> SymbolColumns:
+        """Every .symtab entry as numpy columns (name_off and name_len int64)."""
+        return self._numpy_columns()
 
     @cached_property
     def strtab_u8(self):
         import numpy as np
         return np.frombuffer(self.strtab, np.uint8)
 
-    def _name_spans(self, offsets):
-        """Lengths of the NUL-terminated names at `offsets` (numpy; checked in numpy_all)."""
+    @cached_property
+    def _strtab_nuls(self):
         import numpy as np
-        table = self.strtab_u8
-        nul = np.flatnonzero(table == 0)
+        return np.flatnonzero(self.strtab_u8 == 0)
+
+    def _name_spans(self, offsets):
+        """Lengths of the NUL-terminated names at `offsets` (numpy; checked in _numpy_checked)."""
+        import numpy as np
+        table, nul = self.strtab_u8, self._strtab_nuls
         if nul.size == 0:
             return np.full(len(offsets), len(table), np.int64) - offsets
         pos = np.searchsorted(nul, offsets)
@@ -384,10 +404,12 @@ class Image:
     def numpy_defined_globals(self) -> SymbolColumns:
         """`defined_globals` as numpy columns, selected with numpy (large tables)."""
         import numpy as np
-        c = self.numpy_all
-        keep = (c.binding != S.STB_LOCAL) & (c.shndx != S.SHN_UNDEF)
-        keep &= (c.type != S.STT_SECTION) & (c.type != S.STT_FILE)
-        return self._numpy_take(np.flatnonzero(keep))
+        syms, shndx = self._numpy_checked
+        info = syms["st_info"]
+        binding, stype = info >> 4, info & 0xF
+        keep = (binding != S.STB_LOCAL) & (shndx != S.SHN_UNDEF)
+        keep &= (stype != S.STT_SECTION) & (stype != S.STT_FILE)
+        return self._numpy_columns(np.flatnonzero(keep))
 
     @cached_property
     def targets(self) -> SymbolColumns:
