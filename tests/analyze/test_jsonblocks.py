@@ -33,7 +33,7 @@ def _random_pieces(rng, count, source, table_sizes):
     pieces = [Const(b'{"a":"'), Slice(offsets, rng.integers(0, 20, count)), Const(b'",')]
     for size in table_sizes:            # adjacent tables: fused when their product is small
         pieces.append(Table(tuple(words[:size]), rng.integers(0, size, count)))
-    pieces += [Const(b'"n":'), Decimal(rng.integers(0, 2**32, count, dtype=np.uint64)),
+    pieces += [Const(b'"n":'), Decimal(rng.integers(0, 2**32, count, dtype=np.uint32)),
                Const(b',"m":'), Decimal(rng.integers(0, 10**19, count, dtype=np.uint64)),
                Const(b"}")]
     return pieces
@@ -67,3 +67,12 @@ def test_empty_and_single_row():
     pieces = [Const(b"["), Slice(np.array([1]), np.array([3])), Const(b"]")]
     assert J.encode_rows(pieces, 1, source) == b"[ell]"
     assert J.encode_rows([Const(b"x")], 0, source) == b""
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.uint16, np.uint32, np.uint64])
+def test_decimals_at_powers_of_ten(dtype):
+    top = np.iinfo(dtype).max
+    values = sorted({v for p in range(20) for v in (10**p - 1, 10**p, 10**p + 1) if v <= top}
+                    | {0, top})
+    pieces = [Decimal(np.array(values, dtype))]
+    assert J.encode_rows(pieces, len(values), b"") == b",".join(b"%d" % v for v in values)

@@ -34,6 +34,18 @@ def _line_spans(text: bytes) -> tuple[np.ndarray, np.ndarray]:
     return starts, ends
 
 
+def _categories(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """np.unique(key, return_inverse=True) for non-negative keys: counted (bincount) when the
+    keys are small, as section and region numbers are, instead of sorted."""
+    if not len(key) or int(key.max()) >= 1 << 20:
+        uniq, inverse = np.unique(key, return_inverse=True)
+        return uniq, inverse.reshape(-1)
+    uniq = np.flatnonzero(np.bincount(key))
+    ids = np.zeros(int(uniq[-1]) + 1, np.int64)
+    ids[uniq] = np.arange(len(uniq))
+    return uniq, ids[key]
+
+
 def _cut(buf: bytes, start: np.ndarray, length: np.ndarray) -> list[bytes]:
     """The byte strings at (start, length) of `buf`, none of which holds a newline."""
     if len(start) < 64:
@@ -296,13 +308,13 @@ class VectorisedTable(SymbolTable):
     def _section_region_column(self) -> Table:
         c, nreg = self.cols, len(self.regions.regions) + 1
         key = c.shndx.astype(np.int64) * nreg + (self.region_index + 1)
-        uniq, inverse = np.unique(key, return_inverse=True)
+        uniq, inverse = _categories(key)
         texts = []
         for k in uniq.tolist():
             sec = self.image.section_name(k // nreg)
             reg = self.regions.regions[k % nreg - 1].name if k % nreg else None
             texts.append(f'"section":{json.dumps(sec)},"region":{json.dumps(reg)},'.encode())
-        return Table(tuple(texts), inverse.reshape(-1))
+        return Table(tuple(texts), inverse)
 
     def _defined_in_column(self, defined_in: dict[int, str]) -> Table:
         ids = np.zeros(len(self.cols), np.int64)
