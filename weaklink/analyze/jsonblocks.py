@@ -51,13 +51,35 @@ def _digit_count(value: np.ndarray) -> np.ndarray:
     return np.searchsorted(_TENS, value.astype(np.uint64), side="right") + 1
 
 
+class _Scratch:
+    """Working memory reused from block to block by one thread: fresh arrays of a megabyte
+    or more are new pages from the kernel each time, and their page faults cost as much as
+    the encoding."""
+
+    def __init__(self):
+        self.data = np.empty(0, np.uint8)
+        self.mask = np.empty(0, bool)
+
+    def block(self, count: int, width: int) -> np.ndarray:
+        if len(self.data) < count * width:
+            self.data = np.empty(count * width, np.uint8)
+            self.mask = np.empty(count * width, bool)
+        return self.data[:count * width].reshape(count, width)
+
+    def nonzero(self, data: np.ndarray) -> np.ndarray:
+        """The bytes of `data` (a block) that are not zero, in order, as a new array."""
+        flat = data.reshape(-1)
+        mask = np.not_equal(flat, 0, out=self.mask[:len(flat)])
+        return flat[mask]
+
+
 class _Block:
     """One block of rows (a slice of the whole range) being filled left to right."""
 
-    def __init__(self, rows: slice, count: int, template: np.ndarray):
+    def __init__(self, rows: slice, count: int, template: np.ndarray, scratch: _Scratch):
         """Every row starts as `template`: the constants in their columns, zeros elsewhere."""
         self.rows = rows
-        self.data = np.empty((count, len(template)), np.uint8)
+        self.data = scratch.block(count, len(template))
         flat = self.data.reshape(-1)
         if count:                       # doubling copies: a few large memcpys, not one per row
             flat[:len(template)] = template
@@ -147,7 +169,7 @@ def encode_chunks(pieces: list, count: int, source: bytes, sep: bytes = b",") ->
     tables = {id(p): _table_array(p.texts) for p in pieces if isinstance(p, Table)}
     digits = {id(p): _digit_count(p.value) for p in pieces if isinstance(p, Decimal)}
 
-    def encode(start: int):
+    def encode(start: int, scratch: _Scratch):
         rows = slice(start, min(start + BLOCK, count))
         widths = [_piece_width(p, rows, tables, digits) for p in pieces]
         template = np.zeros(sum(widths) + 1, np.uint8)
@@ -157,7 +179,7 @@ def encode_chunks(pieces: list, count: int, source: bytes, sep: bytes = b",") ->
                 template[col:col + w] = np.frombuffer(p.text, np.uint8)
             col += w
         template[-1] = sep[0]
-        block = _Block(rows, rows.stop - rows.start, template)
+        block = _Block(rows, rows.stop - rows.start, template, scratch)
         for p, w in zip(pieces, widths):
             if isinstance(p, Const):
                 block.skip(w)
@@ -169,16 +191,20 @@ def encode_chunks(pieces: list, count: int, source: bytes, sep: bytes = b",") ->
                 block.decimal(p, digits[id(p)], w)
         if rows.stop == count and len(block.data):
             block.data[-1, -1] = 0                  # no separator after the last row
-        return block.data[block.data != 0]       # bytes-like: written and joined as it is
+        return scratch.nonzero(block.data)     # bytes-like: written and joined as it is
+
+    def encode_all(starts: list[int]) -> list:
+        scratch = _Scratch()
+        return [encode(s, scratch) for s in starts]
 
     starts = list(range(0, count, BLOCK))
     if len(starts) < THREADED_FROM or (os.cpu_count() or 1) < 2:
-        return [encode(s) for s in starts]
+        return encode_all(starts)
     # numpy's gathers, ufuncs and masks release the GIL: two threads fill blocks at once.
     from weaklink.threads import run_all
     out: list = [None] * len(starts)
-    out[0::2], out[1::2] = run_all(lambda: [encode(s) for s in starts[0::2]],
-                                   lambda: [encode(s) for s in starts[1::2]])
+    out[0::2], out[1::2] = run_all(lambda: encode_all(starts[0::2]),
+                                   lambda: encode_all(starts[1::2]))
     return out
 
 
