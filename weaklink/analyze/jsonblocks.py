@@ -126,11 +126,6 @@ class _Block:
         self.col += width
 
 
-def encode_rows(pieces: list, count: int, source: bytes, sep: bytes = b",") -> bytes:
-    """The rows joined by `sep` (one byte): each row is the concatenation of `pieces`."""
-    return b"".join(encode_chunks(pieces, count, source, sep))
-
-
 # Two adjacent tables become one when their product has at most this many rows.
 FUSED_TABLE_ROWS = 4096
 
@@ -157,20 +152,50 @@ def fuse(pieces: list) -> list:
     return out
 
 
-def encode_chunks(pieces: list, count: int, source: bytes, sep: bytes = b",") -> list:
-    """encode_rows as a list of chunks, to join once with whatever surrounds them (bytes-like
-    uint8 arrays: file writes and bytes.join take them as they are)."""
-    pieces = fuse(pieces)
-    longest = max([int(p.length.max()) for p in pieces if isinstance(p, Slice) and count] or [0])
-    src = np.zeros(len(source) + longest + 1, np.uint8)
-    src[:len(source)] = np.frombuffer(source, np.uint8)
-    # window[i] views src[i : i + longest]: gathering a string is gathering one row.
-    window = as_strided(src, (len(source) + 1, max(longest, 1)), (1, 1), writeable=False)
-    tables = {id(p): _table_array(p.texts) for p in pieces if isinstance(p, Table)}
-    digits = {id(p): _digit_count(p.value) for p in pieces if isinstance(p, Decimal)}
+def encode_rows(pieces: list, count: int, source: bytes, sep: bytes = b",") -> bytes:
+    """The rows joined by `sep` (one byte): each row is the concatenation of `pieces`."""
+    return b"".join(encode_stream(pieces, count, source, sep))
 
-    def encode(start: int, scratch: _Scratch):
-        rows = slice(start, min(start + BLOCK, count))
+
+def encode_stream(pieces: list, count: int, source: bytes, sep: bytes = b","):
+    """encode_rows as an iterator of chunks (bytes-like uint8 arrays), built block by block
+    as they are asked for: by two threads when there are many blocks (numpy releases the GIL),
+    each at most two blocks ahead. Written as they come (file.writelines), the whole text
+    never exists at once and the memory of the blocks already written is used again: fresh
+    pages cost the kernel a fault and a zeroing each, as much as the encoding itself."""
+    if count == 0:
+        return
+    enc = _Encoder(pieces, count, source, sep)
+    if enc.blocks < THREADED_FROM or (os.cpu_count() or 1) < 2:
+        scratch = _Scratch()
+        for k in range(enc.blocks):
+            yield enc.block(k, scratch)
+        return
+    from weaklink.threads import in_order
+    yield from in_order(enc.block, enc.blocks, state=_Scratch)
+
+
+class _Encoder:
+    """The pieces of `count` rows, ready to be encoded block by block (BLOCK rows each)."""
+
+    def __init__(self, pieces: list, count: int, source: bytes, sep: bytes):
+        self.pieces = pieces = fuse(pieces)
+        self.count, self.sep = count, sep
+        self.blocks = -(-count // BLOCK)
+        longest = max([int(p.length.max()) for p in pieces if isinstance(p, Slice)] or [0])
+        src = np.zeros(len(source) + longest + 1, np.uint8)
+        src[:len(source)] = np.frombuffer(source, np.uint8)
+        # window[i] views src[i : i + longest]: gathering a string is gathering one row.
+        self.window = as_strided(src, (len(source) + 1, max(longest, 1)), (1, 1),
+                                 writeable=False)
+        self.tables = {id(p): _table_array(p.texts) for p in pieces if isinstance(p, Table)}
+        self.digits = {id(p): _digit_count(p.value) for p in pieces if isinstance(p, Decimal)}
+
+    def block(self, k: int, scratch: _Scratch) -> np.ndarray:
+        """The text of block k (a new array), rows joined and followed by `sep` (but the
+        last row of all)."""
+        rows = slice(k * BLOCK, min((k + 1) * BLOCK, self.count))
+        pieces, tables, digits = self.pieces, self.tables, self.digits
         widths = [_piece_width(p, rows, tables, digits) for p in pieces]
         template = np.zeros(sum(widths) + 1, np.uint8)
         col = 0
@@ -178,34 +203,20 @@ def encode_chunks(pieces: list, count: int, source: bytes, sep: bytes = b",") ->
             if isinstance(p, Const):
                 template[col:col + w] = np.frombuffer(p.text, np.uint8)
             col += w
-        template[-1] = sep[0]
+        template[-1] = self.sep[0]
         block = _Block(rows, rows.stop - rows.start, template, scratch)
         for p, w in zip(pieces, widths):
             if isinstance(p, Const):
                 block.skip(w)
             elif isinstance(p, Slice):
-                block.slice(p, window, w)
+                block.slice(p, self.window, w)
             elif isinstance(p, Table):
                 block.table(tables[id(p)], p.ids[rows])
             else:
                 block.decimal(p, digits[id(p)], w)
-        if rows.stop == count and len(block.data):
+        if rows.stop == self.count:
             block.data[-1, -1] = 0                  # no separator after the last row
-        return scratch.nonzero(block.data)     # bytes-like: written and joined as it is
-
-    def encode_all(starts: list[int]) -> list:
-        scratch = _Scratch()
-        return [encode(s, scratch) for s in starts]
-
-    starts = list(range(0, count, BLOCK))
-    if len(starts) < THREADED_FROM or (os.cpu_count() or 1) < 2:
-        return encode_all(starts)
-    # numpy's gathers, ufuncs and masks release the GIL: two threads fill blocks at once.
-    from weaklink.threads import run_all
-    out: list = [None] * len(starts)
-    out[0::2], out[1::2] = run_all(lambda: encode_all(starts[0::2]),
-                                   lambda: encode_all(starts[1::2]))
-    return out
+        return scratch.nonzero(block.data)
 
 
 def _piece_width(piece, rows: slice, tables, digits) -> int:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from collections import namedtuple
+from itertools import chain
 
 from weaklink.analyze.demangling import Demangling
 from weaklink.analyze.findings import SEVERITIES, WEAK_DEFAULT_SURVIVED, Finding, weak_message
@@ -87,8 +88,11 @@ class AnalysisReport:
     def to_json(self) -> bytes:
         return b"".join(self.json_chunks())
 
-    def json_chunks(self) -> list[bytes]:
-        """The JSON document as chunks, to write without one more copy of the whole."""
+    def json_chunks(self):
+        """The JSON document as an iterator of bytes-like chunks, to write as they come: the
+        `symbols` array and the weak-default findings of a large image are encoded block by
+        block while earlier blocks are written. Everything that could fail is done before
+        the first chunk."""
         head = {
             "schema_version": SCHEMA_VERSION,
             "file": self.file, "machine": self.machine, "entry": self.entry,
@@ -96,14 +100,15 @@ class AnalysisReport:
             "region_source": self.regions.source,
             "notes": list(self.notes),
         }
-        queried = {k: q.to_json() for k, q in self.queried.items()}
+        first = json.dumps(head)[:-1].encode() + b', "symbols": '
+        symbols = self.table.json_array(self.defined_in)
+        queried = json.dumps({k: q.to_json() for k, q in self.queried.items()}).encode()
         findings = b", ".join(json.dumps(f.to_json()).encode() for f in self.findings)
-        weak = self.table.json_rows(self.weak_rows, _WEAK_ROW) if self.weak_rows else []
-        return [json.dumps(head)[:-1].encode(),
-                b', "symbols": ', *self.table.json_array(self.defined_in),
-                b', "queried": ', json.dumps(queried).encode(),
-                b', "findings": [', findings, b", " if findings and weak else b"", *weak,
-                b"]}\n"]
+        weak = self.table.json_rows(self.weak_rows, _WEAK_ROW) if self.weak_rows else ()
+        between = b", " if findings and self.weak_rows else b""
+        return chain([first], symbols,
+                     [b', "queried": ', queried, b', "findings": [', findings, between],
+                     weak, [b"]}\n"])
 
 
 # The same text as findings.weak_message, with the name and the demangled name filled in.

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import json
 from functools import cached_property
+from itertools import chain
 
 import numpy as np
 
 from weaklink.analyze.demangling import Demangling
-from weaklink.analyze.jsonblocks import Const, Decimal, Slice, Table, encode_chunks, encode_rows
+from weaklink.analyze.jsonblocks import Const, Decimal, Slice, Table, encode_rows, encode_stream
 from weaklink.analyze.jsonrows import escaped
 from weaklink.analyze.nested import demangle_nested_many
 from weaklink.analyze.regions import RegionMap
@@ -282,7 +283,7 @@ class VectorisedTable(SymbolTable):
                   Const(b',"size":'), Decimal(c.size), Const(b","),
                   self._section_region_column(), Const(b'"defined_in":'),
                   self._defined_in_column(defined_in or {}), Const(b"}")]
-        return [b"[", *encode_chunks(pieces, len(c), source), b"]"]
+        return chain([b"["], encode_stream(pieces, len(c), source), [b"]"])
 
     def json_rows(self, rows: list[int], template: bytes) -> list[bytes]:
         """`template % (name, demangled)` per row (a template of two `%s` and no other `%`)."""
@@ -291,7 +292,7 @@ class VectorisedTable(SymbolTable):
         head, middle, tail = template.split(b"%s")
         pieces = [Const(head), Slice(name_off[rows], name_len[rows]), Const(middle),
                   Slice(dem_off[rows], dem_len[rows]), Const(tail)]
-        return encode_chunks(pieces, len(rows), source)
+        return encode_stream(pieces, len(rows), source)
 
     def _binding_type_column(self) -> Table:
         c = self.cols
