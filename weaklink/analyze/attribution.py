@@ -148,13 +148,15 @@ class Attribution:
     @cached_property
     def _location_index(self) -> dict[int, int]:
         import numpy as np
+
+        from weaklink.arraysets import first_occurrences
         u8 = np.frombuffer(self._debug_info, np.uint8)
         at = np.flatnonzero((u8[:-5] == 0x05) & (u8[1:-4] == 0x03)) if len(u8) > 5 else \
             np.zeros(0, np.int64)
         words = u8[at[:, None] + 2 + np.arange(4)].astype(np.uint32) \
             << np.array([0, 8, 16, 24], np.uint32)
         address = np.bitwise_or.reduce(words, axis=1) if len(at) else np.zeros(0, np.uint32)
-        address, first = np.unique(address, return_index=True)      # the first occurrence
+        address, first = first_occurrences(address)              # the first occurrence
         return dict(zip(address.tolist(), at[first].tolist()))
 
     @cached_property

@@ -21,6 +21,7 @@ from weaklink.analyze.jsonrows import escaped
 from weaklink.analyze.nested import demangle_nested_many
 from weaklink.analyze.regions import RegionMap
 from weaklink.analyze.symtable import SymbolTable, json_binding, json_type
+from weaklink.arraysets import categories, member
 from weaklink.read.image import Image
 
 
@@ -35,29 +36,11 @@ def _line_spans(text: bytes) -> tuple[np.ndarray, np.ndarray]:
     return starts, ends
 
 
-def _categories(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """np.unique(key, return_inverse=True) for non-negative keys: counted (bincount) when the
-    keys are small, as section and region numbers are, instead of sorted."""
-    if not len(key) or int(key.max()) >= 1 << 20:
-        uniq, inverse = np.unique(key, return_inverse=True)
-        return uniq, inverse.reshape(-1)
-    uniq = np.flatnonzero(np.bincount(key))
-    ids = np.zeros(int(uniq[-1]) + 1, np.int64)
-    ids[uniq] = np.arange(len(uniq))
-    return uniq, ids[key]
-
-
 def _cut(buf: bytes, start: np.ndarray, length: np.ndarray) -> list[bytes]:
     """The byte strings at (start, length) of `buf`, none of which holds a newline."""
     if len(start) < 64:
         return [buf[o:o + n] for o, n in zip(start.tolist(), length.tolist())]
     return encode_rows([Slice(start, length)], len(start), buf, sep=b"\n").split(b"\n")
-
-
-def _member(values: np.ndarray, pool: np.ndarray) -> np.ndarray:
-    """np.isin(values, pool) for non-empty arrays, without np.isin's import of numpy.ma."""
-    pool = np.sort(pool)
-    return pool[np.minimum(np.searchsorted(pool, values), len(pool) - 1)] == values
 
 
 def _signatures(u8: np.ndarray, start: np.ndarray, length: np.ndarray) -> np.ndarray:
@@ -213,7 +196,7 @@ class VectorisedTable(SymbolTable):
             return [], []
         a, b = np.asarray(a_rows, np.int64), np.asarray(b_rows, np.int64)
         sa, sb = self._signatures(a, a_tails), self._signatures(b, b_tails)
-        return a[_member(sa, sb)].tolist(), b[_member(sb, sa)].tolist()
+        return a[member(sa, sb)].tolist(), b[member(sb, sa)].tolist()
 
     def _signatures(self, rows: np.ndarray, tails: bool) -> np.ndarray:
         if tails:
@@ -267,7 +250,7 @@ class VectorisedTable(SymbolTable):
         bad = np.flatnonzero(_needs_escape(u8) & (u8 != 10))     # 10: the line separator
         clean = np.ones(len(ends), bool)
         if bad.size:
-            clean[np.unique(np.searchsorted(ends, bad))] = False
+            clean[np.searchsorted(ends, bad)] = False
         base, _ = aux.add(text)
         off[rows] = np.where(clean, base + starts, 0)
         length[rows] = np.where(clean, ends - starts, 0)
@@ -309,7 +292,7 @@ class VectorisedTable(SymbolTable):
     def _section_region_column(self) -> Table:
         c, nreg = self.cols, len(self.regions.regions) + 1
         key = c.shndx.astype(np.int64) * nreg + (self.region_index + 1)
-        uniq, inverse = _categories(key)
+        uniq, inverse = categories(key)
         texts = []
         for k in uniq.tolist():
             sec = self.image.section_name(k // nreg)

@@ -26,6 +26,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from weaklink import arraysets
 from weaklink.analyze import analyze, query
 from weaklink.analyze.attribution import Attribution
 from weaklink.analyze.findings import WEAK_DEFAULT_SURVIVED, Finding, weak_message
@@ -167,7 +168,7 @@ def _moved(a: Columns, b: Columns, cmp) -> Moved:
     moved = shift[shift != 0]
     if not len(moved):
         return Moved(0, None)
-    values, counts = np.unique(moved, return_counts=True)
+    values, counts = arraysets.counts(moved)
     return Moved(len(moved), int(values[np.argmax(counts)]))
 
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from weaklink.arraysets import member, unique
 from weaklink.analyze.values import POINTER_SIZE, VALUE_SIZES
 from weaklink.diff import names
 from weaklink.read import elfstructs as S
@@ -72,13 +73,13 @@ def _values(image, c) -> tuple[np.ndarray, np.ndarray]:
     the file bytes of a loaded PROGBITS section, zero for NOBITS."""
     n = len(c)
     size = c.size.astype(np.int64)
-    ok = np.isin(size, VALUE_SIZES) & (c.type != S.STT_FUNC) & (c.type != S.STT_SECTION) \
+    ok = member(size, np.array(VALUE_SIZES)) & (c.type != S.STT_FUNC) & (c.type != S.STT_SECTION) \
         & (c.type != S.STT_FILE) & (c.shndx > 0) & (c.shndx < S.SHN_LORESERVE)
     value = np.zeros(n, np.uint64)
     has = np.zeros(n, bool)
     sh = image.elf.sections
     data = np.frombuffer(image.elf.data, np.uint8)
-    for sec in np.unique(c.shndx[ok]).tolist():
+    for sec in unique(c.shndx[ok]).tolist():
         rows = np.flatnonzero(ok & (c.shndx == sec))
         start, length = int(sh["sh_addr"][sec]), int(sh["sh_size"][sec])
         rel = c.address[rows].astype(np.int64) - start

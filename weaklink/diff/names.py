@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from weaklink.arraysets import first_occurrences
+
 _PRIME = np.uint64(1099511628211)
 
 
@@ -61,7 +63,7 @@ def match(a, b):
     same[same] = equal(a[0], a[1][io[same]], b[0], b[1][jn[same]], a[2][io[same]])
     jn, io = jn[same], io[same]
     if len(io) and np.bincount(io, minlength=len(a[1])).max() > 1:
-        _, first = np.unique(io, return_index=True)
+        _, first = first_occurrences(io)
         jn, io = jn[np.sort(first)], io[np.sort(first)]
     paired = np.zeros(len(b[1]), bool)
     paired[jn] = True
