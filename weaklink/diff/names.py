@@ -1,14 +1,15 @@
 """Symbol names of two images matched without a Python object per name.
 
-A name is a (offset, length) slice of its image's .strtab. Each name gets a 64-bit polynomial
-hash, computed one byte position at a time over the names still that long (the work is the
-total length of the names, not count × longest); equal hashes pair the rows, and the pairs are
-then confirmed byte by byte, so a collision can never pair two different names (it could at
-worst show one name as removed and added, with odds about n² / 2^64).
+A name is a (offset, length) slice of its image's .strtab. Each name gets a 64-bit hash: names
+of up to WIDE bytes (most) as four 64-bit words each, the longer ones one byte position at a
+time over the names still that long (the work is their total length, not count × longest);
+equal hashes pair the rows, and the pairs are then confirmed byte by byte, so a collision can
+never pair two different names (it could at worst show one name as removed and added).
 """
 from __future__ import annotations
 
 import numpy as np
+from numpy.lib.stride_tricks import as_strided
 
 from weaklink.arraysets import first_occurrences
 
@@ -24,8 +25,43 @@ def _by_position(length: np.ndarray):
     return order, count
 
 
-def hashes(u8: np.ndarray, off: np.ndarray, length: np.ndarray) -> np.ndarray:
-    """One uint64 per name, seeded with its length."""
+# Names up to this long (most) are hashed and compared as four 64-bit words each.
+WIDE = 32
+# _MASKS[n]: the first n of WIDE bytes kept, as four little-endian words.
+_MASKS = (np.arange(WIDE) < np.arange(WIDE + 1)[:, None]).astype(np.uint8) * np.uint8(255)
+_MASKS = _MASKS.view(np.uint64)
+
+
+def _words(u8: np.ndarray, off: np.ndarray, length: np.ndarray) -> np.ndarray:
+    """Names of at most WIDE bytes as rows of WIDE // 8 uint64 words, zero past each name's
+    end (rows of longer names hold their first WIDE bytes)."""
+    src = np.zeros(len(u8) + WIDE, np.uint8)
+    src[:len(u8)] = u8
+    window = as_strided(src, (len(u8) + 1, WIDE), (1, 1), writeable=False)
+    words = window[off].view(np.uint64)                 # a copy: one gathered row per name
+    words &= _MASKS[np.minimum(length, WIDE)]
+    return words
+
+
+def _hash_words(words: np.ndarray, length: np.ndarray) -> np.ndarray:
+    h = length.astype(np.uint64)
+    with np.errstate(over="ignore"):
+        for j in range(words.shape[1]):
+            h = (h ^ words[:, j]) * _PRIME
+    return h
+
+
+def hashes(u8: np.ndarray, off: np.ndarray, length: np.ndarray, words=None) -> np.ndarray:
+    """One uint64 per name, seeded with its length (`words`: _words of the same names)."""
+    words = _words(u8, off, length) if words is None else words
+    h = _hash_words(words, length)
+    rest = np.flatnonzero(length > WIDE)
+    if rest.size:
+        h[rest] = _bytewise_hashes(u8, off[rest], length[rest])
+    return h
+
+
+def _bytewise_hashes(u8: np.ndarray, off: np.ndarray, length: np.ndarray) -> np.ndarray:
     h = length.astype(np.uint64)
     order, count = _by_position(length)
     with np.errstate(over="ignore"):
@@ -35,8 +71,19 @@ def hashes(u8: np.ndarray, off: np.ndarray, length: np.ndarray) -> np.ndarray:
     return h
 
 
-def equal(u8a, offa, u8b, offb, length) -> np.ndarray:
-    """Rows whose names (both `length` long) are byte-for-byte equal."""
+def equal(u8a, offa, u8b, offb, length, words_a=None, words_b=None) -> np.ndarray:
+    """Rows whose names (both `length` long) are byte-for-byte equal (`words_*`: their _words,
+    when already made)."""
+    wa = _words(u8a, offa, length) if words_a is None else words_a
+    wb = _words(u8b, offb, length) if words_b is None else words_b
+    out = (wa == wb).all(axis=1)
+    rest = np.flatnonzero(out & (length > WIDE))
+    if rest.size:
+        out[rest] = _bytewise_equal(u8a, offa[rest], u8b, offb[rest], length[rest])
+    return out
+
+
+def _bytewise_equal(u8a, offa, u8b, offb, length) -> np.ndarray:
     out = np.ones(len(offa), bool)
     order, count = _by_position(length)
     for k, m in enumerate(count.tolist()):
@@ -49,9 +96,12 @@ def match(a, b):
     """a, b: (u8, off, length) of two images. Returns (io, jn, added, removed): the paired
     rows (a name repeated in NEW is paired once), NEW rows without a partner, OLD rows without
     one."""
-    ka, kb = hashes(*a), hashes(*b)
-    order = np.argsort(ka, kind="stable")
-    query = np.argsort(kb, kind="stable")               # sorted queries: a cache-friendly walk
+    wa, wb = _words(*a), _words(*b)
+    ka, kb = hashes(*a, words=wa), hashes(*b, words=wb)
+    order = np.argsort(ka)
+    if len(order) > 1 and (ka[order[1:]] == ka[order[:-1]]).any():
+        order = np.argsort(ka, kind="stable")           # equal hashes: the first OLD row
+    query = np.argsort(kb)                              # sorted queries: a cache-friendly walk
     pos = np.empty(len(kb), np.int64)
     pos[query] = np.searchsorted(ka[order], kb[query])
     pos = np.minimum(pos, max(len(order) - 1, 0))
@@ -60,7 +110,8 @@ def match(a, b):
     jn = np.flatnonzero(hit)
     io = pair[jn]
     same = (a[2][io] == b[2][jn])
-    same[same] = equal(a[0], a[1][io[same]], b[0], b[1][jn[same]], a[2][io[same]])
+    k = np.flatnonzero(same)
+    same[k] = equal(a[0], a[1][io[k]], b[0], b[1][jn[k]], a[2][io[k]], wa[io[k]], wb[jn[k]])
     jn, io = jn[same], io[same]
     if len(io) and np.bincount(io, minlength=len(a[1])).max() > 1:
         _, first = first_occurrences(io)
