@@ -397,9 +397,6 @@ class Image:
         ends = np.where(pos < nul.size, nul[np.minimum(pos, nul.size - 1)], len(table))
         return ends - offsets
 
-    def _numpy_take(self, rows) -> SymbolColumns:
-        return SymbolColumns(*(col[rows] for col in self.numpy_all))
-
     @cached_property
     def numpy_defined_globals(self) -> SymbolColumns:
         """`defined_globals` as numpy columns, selected with numpy (large tables)."""
@@ -416,17 +413,27 @@ class Image:
         """`defined` as numpy columns sorted by address, for the numpy users (weaklink diff,
         bind): globals before locals at one address, then larger sizes (stable order)."""
         import numpy as np
-        c = self.numpy_all
-        keep = (c.shndx != S.SHN_UNDEF) & (c.index != 0)
-        keep &= (c.type != S.STT_SECTION) & (c.type != S.STT_FILE)
-        first = self.strtab_u8[np.minimum(c.name_off, max(len(self.strtab) - 1, 0))] \
-            if len(self.strtab) else np.zeros(len(c.index), np.uint8)
-        # a name that is empty starts with its NUL
-        keep &= (first != _MAPPING_PREFIX[0]) & (first != 0)
-        rows = np.flatnonzero(keep)
-        order = np.lexsort((-c.size[rows].astype(np.int64), c.binding[rows] == S.STB_LOCAL,
-                            c.address[rows]))
-        return self._numpy_take(rows[order])
+        syms, shndx = self._numpy_checked
+        stype = syms["st_info"] & 0xF
+        keep = shndx != S.SHN_UNDEF
+        keep[:1] = False                                    # entry 0
+        keep &= (stype != S.STT_SECTION) & (stype != S.STT_FILE)
+        if len(self.strtab):
+            first = self.strtab_u8[np.minimum(syms["st_name"], len(self.strtab) - 1)]
+            # a name that is empty starts with its NUL
+            keep &= (first != _MAPPING_PREFIX[0]) & (first != 0)
+        else:
+            keep[:] = False
+        c = self._numpy_columns(np.flatnonzero(keep))
+        local = c.binding == S.STB_LOCAL
+        if len(c.size) and int(c.size.max()) >= 1 << 31:
+            order = np.lexsort((-c.size.astype(np.int64), local, c.address))
+        else:           # one 64-bit key: address, then globals first, then the larger
+            key = c.address.astype(np.uint64) << np.uint64(32)
+            key |= local.astype(np.uint64) << np.uint64(31)
+            key |= np.uint64(0x7FFFFFFF) - c.size.astype(np.uint64)
+            order = np.argsort(key, kind="stable")
+        return SymbolColumns(*(col[order] for col in c))
 
     def holder(self, address: int) -> tuple[str, int] | None:
         """(name, offset) of the innermost defined symbol whose [address, address + size)
