@@ -89,10 +89,9 @@ def _query(image: Image, regions: R.RegionMap, name: str, table: SymbolTable) ->
         hits = [image.symbol(index)] if index is not None else []
     if not hits:
         return Query(name, False)
-    from weaklink.demangle import demangle   # cxxfilt: loaded only when a symbol is queried
     sym = hits[0]
     value = values.initial_value(image, sym)
-    return Query(name, True, sym.name, demangle(sym.name), sym.binding_name, sym.type_name,
+    return Query(name, True, sym.name, F.demangle(sym.name), sym.binding_name, sym.type_name,
                  sym.address, sym.size, image.section_name(sym.shndx),
                  regions.name_at(sym.address), value,
                  values.points_to(image, regions, value, sym.size),

@@ -16,6 +16,7 @@ import struct
 from functools import cached_property
 
 from weaklink.read import elfstructs as S
+from weaklink.read.dwarfunits import UNKNOWN, UnitNames
 from weaklink.read.image import Image, Symbol
 
 DW_OP_addr = 0x03
@@ -97,7 +98,7 @@ class Attribution:
         return out
 
     def _from_dwarf(self, sym: Symbol) -> str | None:
-        if self._dwarf is None:
+        if self.image.elf.find_section(".debug_info") is None:
             return None
         if sym.type == S.STT_FUNC:
             return self._function_unit(sym.address)
@@ -132,10 +133,33 @@ class Attribution:
         if hit < 0:
             return None
         cu = self._unit_starts[bisect.bisect_right(self._unit_starts, hit) - 1]
+        return self._unit_name(cu)
+
+    def _unit_name(self, offset: int) -> str | None:
+        """DW_AT_name of the unit at .debug_info `offset`: read directly, or by pyelftools
+        when the direct reader cannot tell (unusual forms, 64-bit DWARF)."""
+        names = self._unit_names
+        if names is not None:
+            name = names.unit_name(offset)
+            if name is not UNKNOWN:
+                return name
+        if self._dwarf is None:
+            return None
         try:
-            return _attr_text(self._dwarf.get_CU_at(cu).get_top_DIE(), "DW_AT_name")
+            return _attr_text(self._dwarf.get_CU_at(offset).get_top_DIE(), "DW_AT_name")
         except Exception:
             return None
+
+    @cached_property
+    def _unit_names(self) -> UnitNames | None:
+        elf = self.image.elf
+        parts = []
+        for name in (".debug_info", ".debug_abbrev", ".debug_str", ".debug_line_str"):
+            i = elf.find_section(name)
+            if i is not None and elf.shdrs[i].sh_flags & SHF_COMPRESSED:
+                return None
+            parts.append(b"" if i is None else elf.section_bytes(i))
+        return UnitNames(*parts) if parts[0] and parts[1] else None
 
     def _location_at(self, address: int) -> int:
         """Offset of the first `05 03 <address>` in .debug_info, -1 for none. The first few
@@ -176,8 +200,7 @@ class Attribution:
             hit = np.flatnonzero((start <= address) & (address < end))
             if not hit.size:
                 return None
-            cu = self._dwarf.get_CU_at(int(cu_offset[hit[0]]))
-            return _attr_text(cu.get_top_DIE(), "DW_AT_name")
+            return self._unit_name(int(cu_offset[hit[0]]))
         except Exception:
             return None
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections import namedtuple
 
+from weaklink.analyze.nested import demangle_nested
 from weaklink.read import elfstructs as S
 
 WEAK_DEFAULT_SURVIVED = "weak-default-survived"
@@ -41,7 +42,13 @@ class Finding(namedtuple("Finding", "rule severity symbol message expectation",
 
 
 def demangle(name: str) -> str:
-    from weaklink.demangle import demangle as _demangle   # cxxfilt, loaded on first use
+    """Nested data names in process (weaklink.analyze.nested), the rest by weaklink.demangle
+    (cxxfilt, loaded on first use: its import costs more than a large diff's comparisons)."""
+    if name.startswith("_ZN"):
+        fast = demangle_nested(name.encode())
+        if fast is not None:
+            return fast.decode("utf-8", "replace")
+    from weaklink.demangle import demangle as _demangle
     return _demangle(name)
 
 

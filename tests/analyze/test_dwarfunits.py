@@ -1,0 +1,75 @@
+"""The direct reader of compilation-unit names (weaklink.read.dwarfunits) against pyelftools,
+on every unit of the fixture firmware and of images built with DWARF 2, 3, 4 and 5 (names as
+DW_FORM_string, strp and line_strp), C and assembly units."""
+from __future__ import annotations
+
+import io
+
+import pytest
+from elftools.elf.elffile import ELFFile
+
+from weaklink import toolchain
+from weaklink.read.dwarfunits import UNKNOWN, UnitNames
+from weaklink.read.elf import ElfFile
+
+SOURCE = """\
+int counter = 3;
+static int hidden;
+int bump(int by) { hidden += by; return counter += by; }
+"""
+ASM = """\
+.syntax unified
+.thumb
+.global start
+.thumb_func
+start: bx lr
+"""
+
+
+def _pairs(path):
+    """(our name, pyelftools' name) of every unit of an image."""
+    elf = ElfFile.from_path(path)
+    parts = [elf.section_bytes(i) if (i := elf.find_section(n)) is not None else b""
+             for n in (".debug_info", ".debug_abbrev", ".debug_str", ".debug_line_str")]
+    names = UnitNames(*parts)
+    dwarf = ELFFile(io.BytesIO(elf.data)).get_dwarf_info()
+    out = []
+    for cu in dwarf.iter_CUs():
+        attr = cu.get_top_DIE().attributes.get("DW_AT_name")
+        want = attr.value.decode(errors="replace") if attr is not None else None
+        out.append((names.unit_name(cu.cu_offset), want))
+    return out
+
+
+@pytest.mark.parametrize("flag", ["-gdwarf-2", "-gdwarf-3", "-gdwarf-4", "-gdwarf-5",
+                                  "-gdwarf-4 -gstrict-dwarf"])
+def test_unit_names_match_pyelftools(cross_toolchain, tmp_path, flag):
+    (tmp_path / "a.c").write_text(SOURCE)
+    (tmp_path / "b.s").write_text(ASM)
+    steps = [("gcc", [*toolchain.CPU_FLAGS, *flag.split(), "-O1", "-c", "a.c", "-o", "a.o"]),
+             ("gcc", [*toolchain.CPU_FLAGS, *flag.split(), "-c", "b.s", "-o", "b.o"]),
+             ("ld", ["-e", "start", "a.o", "b.o", "-o", "t.elf"])]
+    for tool, argv in steps:
+        done = toolchain.run(tool, argv, cwd=tmp_path)
+        assert done.returncode == 0, done.stderr
+    pairs = _pairs(tmp_path / "t.elf")
+    assert len(pairs) == 2
+    for ours, theirs in pairs:
+        assert ours is not UNKNOWN and ours == theirs
+
+
+def test_every_fixture_unit(firmware):
+    seen = 0
+    for outcome in firmware.values():
+        if not outcome.ok:
+            continue
+        for ours, theirs in _pairs(outcome.cwd / outcome.elf):
+            assert ours is UNKNOWN or ours == theirs
+            seen += ours is not UNKNOWN
+    assert seen > 20
+
+
+def test_damaged_units_are_unknown_not_errors():
+    names = UnitNames(b"\x07\x00\x00\x00\x05\x00\x01", b"", b"", b"")
+    assert names.unit_name(0) is UNKNOWN
+    assert names.unit_name(1000) is UNKNOWN
