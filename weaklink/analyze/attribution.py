@@ -222,6 +222,8 @@ class Attribution:
             return b""
 
     def _from_map(self, sym: Symbol) -> str | None:
+        if self.link_map is None and not self.map_path:
+            return None
         # ld demangles C++ names in the map and its --cref table (ld --demangle default).
         from weaklink.demangle import demangle
         names = list(dict.fromkeys([demangle(sym.name), sym.name]))
