@@ -35,10 +35,22 @@ _MASKS = _MASKS.view(np.uint64)
 def _words(u8: np.ndarray, off: np.ndarray, length: np.ndarray) -> np.ndarray:
     """Names of at most WIDE bytes as rows of WIDE // 8 uint64 words, zero past each name's
     end (rows of longer names hold their first WIDE bytes)."""
-    src = np.zeros(len(u8) + WIDE, np.uint8)
-    src[:len(u8)] = u8
-    window = as_strided(src, (len(u8) + 1, WIDE), (1, 1), writeable=False)
-    words = window[off].view(np.uint64)                 # a copy: one gathered row per name
+    # Windows of WIDE bytes straight over the table; the few names that start within WIDE
+    # bytes of its end are read from a zero-padded copy of that end.
+    n = len(u8)
+    words = np.zeros((len(off), WIDE), np.uint8)
+    near_end = off > n - WIDE
+    if n >= WIDE:
+        inside = np.flatnonzero(~near_end)
+        window = as_strided(u8, (n - WIDE + 1, WIDE), (1, 1), writeable=False)
+        words[inside] = window[off[inside]]
+    end = np.flatnonzero(near_end)
+    if end.size:
+        base = max(n - WIDE, 0)
+        tail = np.zeros(2 * WIDE, np.uint8)
+        tail[:n - base] = u8[base:]
+        words[end] = as_strided(tail, (WIDE + 1, WIDE), (1, 1), writeable=False)[off[end] - base]
+    words = words.view(np.uint64)
     words &= _MASKS[np.minimum(length, WIDE)]
     return words
 
