@@ -112,7 +112,8 @@ def installed_weaklink() -> Path:
         subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", tmp,
                         str(src)], check=True, capture_output=True)
         (wheel,) = Path(tmp).glob("weaklink-*.whl")
-        shutil.rmtree(where, ignore_errors=True)
+        for old in CACHE.glob("venv_*"):        # earlier sources' installs: one is kept
+            shutil.rmtree(old, ignore_errors=True)
         venv.EnvBuilder(with_pip=True).create(where)
         subprocess.run([str(where / "bin" / "python"), "-m", "pip", "install", "-q", str(wheel)],
                        check=True, capture_output=True, env=_user_env())
