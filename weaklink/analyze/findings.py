@@ -97,7 +97,7 @@ def near_misses(table) -> list[Finding]:
             by_weak_name = dict(zip(table.raw_names(weak_plain), weak_plain))
             pairs = [(by_weak_name[t], g) for t, g in zip(strong_tails, strong_rows) if t in common]
     weak_mangled = table.rows_where(S.STB_WEAK, mangled=True)
-    if weak_mangled:
+    if len(weak_mangled):
         by_plain, plain = table.shared_rows(weak_mangled, True,
                                             table.rows_where(S.STB_GLOBAL, mangled=False), False)
         by_mangled, mangled = table.shared_rows(weak_mangled, True,

@@ -152,12 +152,13 @@ def fuse(pieces: list) -> list:
     return out
 
 
-def encode_rows(pieces: list, count: int, source: bytes, sep: bytes = b",") -> bytes:
-    """The rows joined by `sep` (one byte): each row is the concatenation of `pieces`."""
+def encode_rows(pieces: list, count: int, source, sep: bytes = b",") -> bytes:
+    """The rows joined by `sep` (one byte): each row is the concatenation of `pieces`, whose
+    slices are of `source` (bytes, or a uint8 array)."""
     return b"".join(encode_stream(pieces, count, source, sep))
 
 
-def encode_stream(pieces: list, count: int, source: bytes, sep: bytes = b","):
+def encode_stream(pieces: list, count: int, source, sep: bytes = b","):
     """encode_rows as an iterator of chunks (bytes-like uint8 arrays), built block by block
     as they are asked for: by two threads when there are many blocks (numpy releases the GIL),
     each at most two blocks ahead. Written as they come (file.writelines), the whole text
@@ -178,7 +179,7 @@ def encode_stream(pieces: list, count: int, source: bytes, sep: bytes = b","):
 class _Encoder:
     """The pieces of `count` rows, ready to be encoded block by block (BLOCK rows each)."""
 
-    def __init__(self, pieces: list, count: int, source: bytes, sep: bytes):
+    def __init__(self, pieces: list, count: int, source, sep: bytes):
         self.pieces = pieces = fuse(pieces)
         self.count, self.sep = count, sep
         self.blocks = -(-count // BLOCK)

@@ -72,7 +72,7 @@ def demangle_nested_many(strtab: bytes, off, length):
         if k:
             pieces.append(Slice(np.full(len(off), colons), np.where(size > 0, 2, 0)))
         pieces.append(Slice(start, size))
-    text = encode_rows(pieces, len(off), src.tobytes(), sep=b"\n") + b"\n"
+    text = encode_rows(pieces, len(off), src, sep=b"\n") + b"\n"
     return _reject_anonymous(ok, text), text
 
 

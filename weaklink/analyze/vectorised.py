@@ -95,10 +95,15 @@ class VectorisedTable(SymbolTable):
     def rows_with_binding(self, binding: int) -> list[int]:
         return np.flatnonzero(self.cols.binding == binding).tolist()
 
-    def rows_where(self, binding: int, mangled: bool) -> list[int]:
-        is_mangled = np.zeros(len(self.cols), bool)
-        is_mangled[self._mangled] = True
-        return np.flatnonzero((self.cols.binding == binding) & (is_mangled == mangled)).tolist()
+    def rows_where(self, binding: int, mangled: bool) -> np.ndarray:
+        """As SymbolTable.rows_where, as an int64 array (shared_rows takes it as it is)."""
+        return np.flatnonzero((self.cols.binding == binding) & (self._is_mangled == mangled))
+
+    @cached_property
+    def _is_mangled(self) -> np.ndarray:
+        out = np.zeros(len(self.cols), bool)
+        out[self._mangled] = True
+        return out
 
     @cached_property
     def _mangled(self) -> np.ndarray:
