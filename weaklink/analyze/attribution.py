@@ -71,8 +71,12 @@ class Attribution:
 
     # -- DWARF --------------------------------------------------------------------------------
     @cached_property
+    def _has_debug_info(self) -> bool:
+        return self.image.elf.find_section(".debug_info") is not None
+
+    @cached_property
     def _dwarf(self):
-        if self.image.elf.find_section(".debug_info") is None:
+        if not self._has_debug_info:
             return None
         try:
             from elftools.elf.elffile import ELFFile
@@ -98,7 +102,7 @@ class Attribution:
         return out
 
     def _from_dwarf(self, sym: Symbol) -> str | None:
-        if self.image.elf.find_section(".debug_info") is None:
+        if not self._has_debug_info:
             return None
         if sym.type == S.STT_FUNC:
             return self._function_unit(sym.address)

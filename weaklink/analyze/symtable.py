@@ -118,9 +118,13 @@ class SymbolTable:
 
     def mangled_tails_of(self, rows: list[int]) -> list[bytes]:
         """mangled_tails for some of the mangled rows (each must be in `mangled_rows`)."""
-        where = {r: k for k, r in enumerate(self.mangled_rows)}
-        tails = self.mangled_tails
+        where, tails = self._mangled_position, self.mangled_tails
         return [tails[where[r]] for r in rows]
+
+    @cached_property
+    def _mangled_position(self) -> dict[int, int]:
+        """Row -> its position in `mangled_rows`."""
+        return {r: k for k, r in enumerate(self.mangled_rows)}
 
     def raw_names(self, rows) -> list[bytes]:
         return [self.raw[r] for r in rows]

@@ -176,9 +176,12 @@ class ElfFile:
             return None
 
     # -- symbol table ---------------------------------------------------------------------------
+    def _first_of_type(self, sh_type: int) -> int | None:
+        return next((i for i, s in enumerate(self.shdrs) if s.sh_type == sh_type), None)
+
     @cached_property
     def symtab_index(self) -> int | None:
-        return next((i for i, s in enumerate(self.shdrs) if s.sh_type == S.SHT_SYMTAB), None)
+        return self._first_of_type(S.SHT_SYMTAB)
 
     @cached_property
     def symtab_span(self) -> tuple[int, int]:
@@ -235,7 +238,7 @@ class ElfFile:
     def symtab_shndx_span(self) -> tuple[int, int] | None:
         """(file offset, entry count) of SHT_SYMTAB_SHNDX, the extended section indices of
         objects with more than 65279 sections; None when there is none."""
-        i = next((i for i, s in enumerate(self.shdrs) if s.sh_type == S.SHT_SYMTAB_SHNDX), None)
+        i = self._first_of_type(S.SHT_SYMTAB_SHNDX)
         if i is None:
             return None
         return self.shdrs[i].sh_offset, self.shdrs[i].sh_size // 4

@@ -355,15 +355,12 @@ class Image:
                        f"(string table has {len(self.strtab)} bytes)", self._symbol_offset(k))
         return syms, shndx
 
-    def _numpy_columns(self, rows=None) -> SymbolColumns:
+    def _numpy_columns(self, rows) -> SymbolColumns:
         """The numpy columns (name_off and name_len int64) of the .symtab entries `rows`
-        (ascending positions; None: every entry)."""
+        (ascending positions)."""
         import numpy as np
         syms, shndx = self._numpy_checked
-        if rows is None:
-            index = np.arange(len(syms), dtype=np.uint32)
-        else:
-            syms, shndx, index = syms[rows], shndx[rows], rows.astype(np.uint32)
+        syms, shndx, index = syms[rows], shndx[rows], rows.astype(np.uint32)
         info = syms["st_info"]
         binding, stype = info >> 4, info & 0xF
         # ARM ELF ABI: only STT_FUNC has the Thumb bit in st_value (see _select).
@@ -371,11 +368,6 @@ class Image:
         name_off = syms["st_name"].astype(np.int64)
         return SymbolColumns(index, name_off, self._name_spans(name_off), binding, stype,
                              address.astype(np.uint32), syms["st_size"], shndx, info)
-
-    @cached_property
-    def numpy_all(self) -> SymbolColumns:
-        """Every .symtab entry as numpy columns (name_off and name_len int64)."""
-        return self._numpy_columns()
 
     @cached_property
     def strtab_u8(self):
@@ -477,7 +469,8 @@ class Image:
         start, count = self.elf.symtab_span
         if not 0 <= index < count:
             raise IndexError(index)
-        name, value, size, info, _, shndx = _SYM.unpack_from(self.elf.data, start + index * 16)
+        name, value, size, info, _, shndx = _SYM.unpack_from(self.elf.data,
+                                                              start + index * S.SYM_SIZE)
         if shndx == S.SHN_XINDEX and (span := self.elf.symtab_shndx_span) is not None:
             if index >= span[1]:
                 self._fail(f"extended section index table has {span[1]} entries, expected "
