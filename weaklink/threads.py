@@ -3,8 +3,21 @@ in logging, about 8 ms of a command's start-up. numpy's column work releases the
 such threads share the machine's cores."""
 from __future__ import annotations
 
+import os
+import sys
 import threading
 from collections.abc import Callable
+
+
+def no_blas_threads() -> None:
+    """Keep numpy's BLAS in the calling thread, for a command that does no linear algebra.
+
+    At numpy's import OpenBLAS starts a thread per core, and they spin for a while waiting for
+    work: measured on a 2-core machine, importing numpy cost 0.24 s of CPU for 0.14 s of wall,
+    against 0.14 s with one BLAS thread. That CPU is taken from the column work and the JSON
+    threads. Effective only before numpy's import; a user's own setting is kept."""
+    if "numpy" not in sys.modules:
+        os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 
 def run_all(*functions: Callable[[], object]) -> list:
@@ -32,12 +45,14 @@ def run_all(*functions: Callable[[], object]) -> list:
 
 
 def in_order(function: Callable[[int, object], object], count: int, *, lanes: int = 2,
-             ahead: int = 2, state: Callable[[], object] = lambda: None):
+             ahead: int = 2, state: Callable[[], object] = lambda: None,
+             release: Callable[[object], object] = lambda state: None):
     """function(k, state) for k in 0..count-1, yielded in order of k, computed by `lanes`
     threads: thread i takes every k with k % lanes == i, with a `state` of its own (scratch
-    memory), and runs at most `ahead` results in front of the consumer, so that what was
-    consumed can be freed and its memory used again. An exception in a thread is raised
-    here when its turn comes; a consumer that stops early stops the threads."""
+    memory, given to `release` when the thread is done), and runs at most `ahead` results
+    in front of the consumer, so that what was consumed can be freed and its memory used
+    again. An exception in a thread is raised here when its turn comes; a consumer that
+    stops early stops the threads."""
     import queue
     outs = [queue.Queue(maxsize=ahead) for _ in range(lanes)]
     stop = threading.Event()
@@ -59,6 +74,7 @@ def in_order(function: Callable[[int, object], object], count: int, *, lanes: in
                     continue
             if item[1] is not None:
                 return
+        release(mine)
 
     threads = [threading.Thread(target=work, args=(i,), daemon=True) for i in range(lanes)]
     for t in threads:

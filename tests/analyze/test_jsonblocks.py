@@ -76,3 +76,31 @@ def test_decimals_at_powers_of_ten(dtype):
                     | {0, top})
     pieces = [Decimal(np.array(values, dtype))]
     assert J.encode_rows(pieces, len(values), b"") == b",".join(b"%d" % v for v in values)
+
+
+@pytest.mark.parametrize("threaded", [False, True])
+def test_a_shared_pool_and_a_padded_source_give_the_same_text(threaded, monkeypatch):
+    """Two encodings of one document share their scratch memory (handed back to the pool
+    when each is done) and a source padded once; a source padded too little for the longest
+    slice is padded again, not read past its end."""
+    monkeypatch.setattr(J, "BLOCK", 64)
+    monkeypatch.setattr(J, "THREADED_FROM", 4 if threaded else 10**9)
+    rng = np.random.default_rng(7)
+    source = bytes(rng.integers(33, 127, 3000).astype(np.uint8))
+    pool: list = []
+    for short_pad in (False, True):
+        pieces = _random_pieces(rng, 500, source, (3, 5))
+        longest = max(int(p.length.max()) for p in pieces if isinstance(p, Slice))
+        padded = J.padded_source(source[:1000], 3 if short_pad else longest, source[1000:])
+        assert padded.size == len(source) and not padded.array[padded.size:].any()
+        text = b"".join(J.encode_stream(pieces, 500, padded, pool=pool))
+        assert text == _reference(pieces, 500, source, b",")
+        assert 1 <= len(pool) <= 2          # one scratch per thread, back in the pool
+
+
+def test_in_order_releases_each_lanes_state_when_done():
+    from weaklink.threads import in_order
+    released = []
+    states = iter(["lane-a", "lane-b"])
+    out = list(in_order(lambda k, s: k, 7, state=states.__next__, release=released.append))
+    assert out == list(range(7)) and sorted(released) == ["lane-a", "lane-b"]

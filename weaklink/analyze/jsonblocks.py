@@ -51,10 +51,30 @@ def _digit_count(value: np.ndarray) -> np.ndarray:
     return np.searchsorted(_TENS, value.astype(np.uint64), side="right") + 1
 
 
+class Padded(namedtuple("Padded", "array size")):
+    """A source buffer already copied into a uint8 array with zeros after its `size` bytes:
+    encodings whose slices are at most `len(array) - size - 1` long use it without copying
+    it again (padded_source)."""
+
+
+def padded_source(source, longest: int, *more) -> Padded:
+    """`source` and `more` (bytes-like) one after the other, followed by longest + 1 zero
+    bytes."""
+    parts = [np.frombuffer(p, np.uint8) for p in (source, *more)]
+    size = sum(map(len, parts))
+    out = np.empty(size + longest + 1, np.uint8)
+    at = 0
+    for p in parts:
+        out[at:at + len(p)] = p
+        at += len(p)
+    out[size:] = 0
+    return Padded(out, size)
+
+
 class _Scratch:
     """Working memory reused from block to block by one thread: fresh arrays of a megabyte
     or more are new pages from the kernel each time, and their page faults cost as much as
-    the encoding."""
+    the encoding. A `pool` (a list) hands it on to the next encoding when a thread is done."""
 
     def __init__(self):
         self.data = np.empty(0, np.uint8)
@@ -154,26 +174,37 @@ def fuse(pieces: list) -> list:
 
 def encode_rows(pieces: list, count: int, source, sep: bytes = b",") -> bytes:
     """The rows joined by `sep` (one byte): each row is the concatenation of `pieces`, whose
-    slices are of `source` (bytes, or a uint8 array)."""
+    slices are of `source` (bytes, a uint8 array, or a Padded)."""
     return b"".join(encode_stream(pieces, count, source, sep))
 
 
-def encode_stream(pieces: list, count: int, source, sep: bytes = b","):
+def encode_stream(pieces: list, count: int, source, sep: bytes = b",",
+                  pool: list | None = None):
     """encode_rows as an iterator of chunks (bytes-like uint8 arrays), built block by block
     as they are asked for: by two threads when there are many blocks (numpy releases the GIL),
     each at most two blocks ahead. Written as they come (file.writelines), the whole text
     never exists at once and the memory of the blocks already written is used again: fresh
-    pages cost the kernel a fault and a zeroing each, as much as the encoding itself."""
+    pages cost the kernel a fault and a zeroing each, as much as the encoding itself.
+    `pool`: a list of scratch memory shared by the encodings of one document."""
     if count == 0:
         return
+    pool = [] if pool is None else pool
     enc = _Encoder(pieces, count, source, sep)
     if enc.blocks < THREADED_FROM or (os.cpu_count() or 1) < 2:
-        scratch = _Scratch()
+        scratch = _take(pool)
         for k in range(enc.blocks):
             yield enc.block(k, scratch)
+        pool.append(scratch)
         return
     from weaklink.threads import in_order
-    yield from in_order(enc.block, enc.blocks, state=_Scratch)
+    yield from in_order(enc.block, enc.blocks, state=lambda: _take(pool), release=pool.append)
+
+
+def _take(pool: list) -> _Scratch:
+    try:
+        return pool.pop()
+    except IndexError:
+        return _Scratch()
 
 
 class _Encoder:
@@ -184,10 +215,11 @@ class _Encoder:
         self.count, self.sep = count, sep
         self.blocks = -(-count // BLOCK)
         longest = max([int(p.length.max()) for p in pieces if isinstance(p, Slice)] or [0])
-        src = np.zeros(len(source) + longest + 1, np.uint8)
-        src[:len(source)] = np.frombuffer(source, np.uint8)
-        # window[i] views src[i : i + longest]: gathering a string is gathering one row.
-        self.window = as_strided(src, (len(source) + 1, max(longest, 1)), (1, 1),
+        if not isinstance(source, Padded) or len(source.array) - source.size <= longest:
+            source = padded_source(source.array[:source.size] if isinstance(source, Padded)
+                                   else source, longest)
+        # window[i] views array[i : i + longest]: gathering a string is gathering one row.
+        self.window = as_strided(source.array, (source.size + 1, max(longest, 1)), (1, 1),
                                  writeable=False)
         self.tables = {id(p): _table_array(p.texts) for p in pieces if isinstance(p, Table)}
         self.digits = {id(p): _digit_count(p.value) for p in pieces if isinstance(p, Decimal)}

@@ -16,7 +16,8 @@ from itertools import chain
 import numpy as np
 
 from weaklink.analyze.demangling import Demangling
-from weaklink.analyze.jsonblocks import Const, Decimal, Slice, Table, encode_rows, encode_stream
+from weaklink.analyze.jsonblocks import (Const, Decimal, Slice, Table, encode_rows, encode_stream,
+                                         padded_source)
 from weaklink.analyze.jsonrows import escaped
 from weaklink.analyze.nested import demangle_nested_many
 from weaklink.analyze.regions import RegionMap
@@ -79,6 +80,7 @@ class VectorisedTable(SymbolTable):
         self.cols = image.numpy_defined_globals
         self._demangling: Demangling | None = None
         self._strings: tuple | None = None
+        self._scratch: list = []            # the JSON encoders' working memory, shared
 
     @cached_property
     def region_index(self) -> np.ndarray:
@@ -233,7 +235,8 @@ class VectorisedTable(SymbolTable):
 
     def _json_strings(self) -> tuple:
         """(source, name_off, name_len, dem_off, dem_len): JSON-ready name and demangled-name
-        slices of one buffer (.strtab, then escaped names and the demangled lines)."""
+        slices of one buffer (.strtab, then escaped names and the demangled lines), padded
+        once for every encoding of them (jsonblocks.Padded)."""
         if self._strings is None:
             c, strtab = self.cols, self.image.strtab
             aux = _Aux(len(strtab))
@@ -242,7 +245,9 @@ class VectorisedTable(SymbolTable):
                 name_off[i], name_len[i] = aux.add(escaped(strtab[c.name_off[i]:][:c.name_len[i]]))
             dem_off, dem_len = name_off.copy(), name_len.copy()
             self._add_demangled(aux, dem_off, dem_len)
-            self._strings = (strtab + b"".join(aux.parts), name_off, name_len, dem_off, dem_len)
+            longest = max(int(name_len.max(initial=0)), int(dem_len.max(initial=0)))
+            source = padded_source(strtab, longest, b"".join(aux.parts))
+            self._strings = (source, name_off, name_len, dem_off, dem_len)
         return self._strings
 
     def _add_demangled(self, aux, off, length) -> None:
@@ -271,7 +276,7 @@ class VectorisedTable(SymbolTable):
                   Const(b',"size":'), Decimal(c.size), Const(b","),
                   self._section_region_column(), Const(b'"defined_in":'),
                   self._defined_in_column(defined_in or {}), Const(b"}")]
-        return chain([b"["], encode_stream(pieces, len(c), source), [b"]"])
+        return chain([b"["], encode_stream(pieces, len(c), source, pool=self._scratch), [b"]"])
 
     def json_rows(self, rows: list[int], template: bytes) -> list[bytes]:
         """`template % (name, demangled)` per row (a template of two `%s` and no other `%`)."""
@@ -280,7 +285,7 @@ class VectorisedTable(SymbolTable):
         head, middle, tail = template.split(b"%s")
         pieces = [Const(head), Slice(name_off[rows], name_len[rows]), Const(middle),
                   Slice(dem_off[rows], dem_len[rows]), Const(tail)]
-        return encode_stream(pieces, len(rows), source)
+        return encode_stream(pieces, len(rows), source, pool=self._scratch)
 
     def _binding_type_column(self) -> Table:
         c = self.cols

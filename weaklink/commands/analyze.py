@@ -50,6 +50,8 @@ def _expect_region(items: list[str]) -> dict[str, str]:
 def run(args) -> int:
     if args.plot:
         require("matplotlib", "--plot", "plot")     # before any work: nothing half done
+    from weaklink.threads import no_blas_threads
+    no_blas_threads()
     from weaklink.analyze import analyze
 
     if args.sarif or args.github:
