@@ -80,6 +80,7 @@ class VectorisedTable(SymbolTable):
         self.cols = image.numpy_defined_globals
         self._demangling: Demangling | None = None
         self._strings: tuple | None = None
+        self._by_binding: dict[int, list[int]] = {}
         self._scratch: list = []            # the JSON encoders' working memory, shared
 
     @cached_property
@@ -95,7 +96,9 @@ class VectorisedTable(SymbolTable):
 
     # -- derived columns ------------------------------------------------------------------------
     def rows_with_binding(self, binding: int) -> list[int]:
-        return np.flatnonzero(self.cols.binding == binding).tolist()
+        if binding not in self._by_binding:
+            self._by_binding[binding] = np.flatnonzero(self.cols.binding == binding).tolist()
+        return self._by_binding[binding]
 
     def rows_where(self, binding: int, mangled: bool) -> np.ndarray:
         """As SymbolTable.rows_where, as an int64 array (shared_rows takes it as it is)."""
