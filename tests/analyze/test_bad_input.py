@@ -114,6 +114,17 @@ def test_missing_file(tmp_path, capsys):
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(st.data())
 def test_fuzz_mutated_images(small_image, tmp_path, data):
+    _mutate_and_analyze(small_image, tmp_path, data)
+
+
+@settings(max_examples=60, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(st.data())
+def test_fuzz_mutated_mapped_images(small_image, tmp_path, mapped, data):
+    _mutate_and_analyze(small_image, tmp_path, data)
+
+
+def _mutate_and_analyze(small_image, tmp_path, data):
     raw = bytearray(small_image.elf.read_bytes())
     if data.draw(st.booleans(), label="truncate"):
         raw = raw[:data.draw(st.integers(0, len(raw)), label="cut")]
@@ -190,3 +201,37 @@ def test_fuzz_fixture_image(firmware, tmp_path, data):
         return
     report.to_json()
     render(report)
+
+
+@pytest.fixture
+def mapped(monkeypatch):
+    """Every ELF file, however small, mapped rather than read (weaklink.read.elf.MAP_FROM)."""
+    from weaklink.read import elf as elf_module
+    monkeypatch.setattr(elf_module, "MAP_FROM", 0)
+
+
+def test_a_mapped_image_reports_as_a_read_one(small_image, monkeypatch):
+    read = analyze(str(small_image.elf), symbols=["table_ptr", "f", "weak_v"]).to_json()
+    from weaklink.read import elf as elf_module
+    monkeypatch.setattr(elf_module, "MAP_FROM", 0)
+    assert not isinstance(ElfFile.from_path(small_image.elf).data, bytes)     # it is mapped
+    assert analyze(str(small_image.elf), symbols=["table_ptr", "f", "weak_v"]).to_json() == read
+
+
+def test_mapped_bad_input_is_one_error(small_image, tmp_path, mapped):
+    cut = tmp_path / "cut.elf"
+    cut.write_bytes(small_image.elf.read_bytes()[:3000])
+    assert "past the end" in _error(cut).what
+    empty = tmp_path / "empty.elf"          # mmap refuses an empty file: read, then refused
+    empty.write_bytes(b"")
+    assert "not an ELF" in _error(empty).what
+    assert "is a directory" in _error(tmp_path).what
+    assert "no such file" in _error(tmp_path / "nope.elf").what
+
+
+def test_mapped_input_is_never_written(small_image, tmp_path, mapped):
+    p = tmp_path / "t.elf"
+    p.write_bytes(small_image.elf.read_bytes())
+    before = (p.read_bytes(), p.stat().st_mtime_ns)
+    analyze(str(p), symbols=["table_ptr"]).to_json()
+    assert (p.read_bytes(), p.stat().st_mtime_ns) == before
