@@ -3,21 +3,8 @@ in logging, about 8 ms of a command's start-up. numpy's column work releases the
 such threads share the machine's cores."""
 from __future__ import annotations
 
-import os
-import sys
 import threading
 from collections.abc import Callable
-
-
-def no_blas_threads() -> None:
-    """Keep numpy's BLAS in the calling thread, for a command that does no linear algebra.
-
-    At numpy's import OpenBLAS starts a thread per core, and they spin for a while waiting for
-    work: measured on a 2-core machine, importing numpy cost 0.24 s of CPU for 0.14 s of wall,
-    against 0.14 s with one BLAS thread. That CPU is taken from the column work and the JSON
-    threads. Effective only before numpy's import; a user's own setting is kept."""
-    if "numpy" not in sys.modules:
-        os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 
 def run_all(*functions: Callable[[], object]) -> list:

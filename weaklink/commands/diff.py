@@ -53,8 +53,8 @@ def _check_options(args) -> dict | None:
 
 
 def run(args) -> int:
-    from weaklink.threads import no_blas_threads
-    no_blas_threads()
+    from weaklink.commands import prepare_for_images
+    prepare_for_images(args.old, args.new)
     from weaklink.diff import diff
     from weaklink.report.output import check_outputs, emit
 
