@@ -40,7 +40,7 @@ def test_match_equals_a_dictionary(seed):
     pool = [word() for _ in range(60)] + [b"x" * 32 + b"a", b"x" * 32 + b"b", b"x" * 32]
     old = [pool[k] for k in rng.integers(0, len(pool), 80)]
     new = [pool[k] for k in rng.integers(0, len(pool), 80)]
-    io, jn, added, removed = names.match(_table(old), _table(new))
+    io, jn, added, removed = names.match(names.keys(*_table(old)), names.keys(*_table(new)))
     got = sorted(zip(io.tolist(), jn.tolist()))
     want = _reference(old, new)
     assert {old[i] for i, _ in got} == {old[i] for i, _ in want}

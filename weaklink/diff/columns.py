@@ -40,6 +40,7 @@ class Columns:
     has_value: np.ndarray   # bool
     value: np.ndarray       # u8 (uint64)
     target: "Targets"       # where pointer-sized values point
+    names: names.Keys       # the rows' names, hashed for matching
 
     def __len__(self) -> int:
         return len(self.name_off)
@@ -48,9 +49,6 @@ class Columns:
         off = int(self.name_off[row])
         return self.strtab[off:off + int(self.name_len[row])]
 
-    @property
-    def name_key(self):
-        return (np.frombuffer(self.strtab + b"\0", np.uint8), self.name_off, self.name_len)
 
 
 def columns(report) -> Columns:
@@ -63,9 +61,12 @@ def columns(report) -> Columns:
     region = np.asarray(table.region_index, np.int64)
     target = _targets(image, report.regions, c, has_value, value)
     # names.match negates lengths: signed columns
-    return Columns(image.strtab, c.name_off.astype(np.int64), c.name_len.astype(np.int64),
+    name_off, name_len = c.name_off.astype(np.int64), c.name_len.astype(np.int64)
+    keys = names.keys(image.strtab_u8, name_off, name_len)
+    return Columns(image.strtab, name_off, name_len,
                    c.binding == S.STB_WEAK, section, sec_names, region, report.regions.names,
-                   c.address.astype(np.int64), c.size.astype(np.int64), has_value, value, target)
+                   c.address.astype(np.int64), c.size.astype(np.int64), has_value, value, target,
+                   keys)
 
 
 def _values(image, c) -> tuple[np.ndarray, np.ndarray]:
@@ -164,7 +165,7 @@ class Compared:
 
 
 def compare(old: Columns, new: Columns) -> Compared:
-    io, jn, added, removed = names.match(old.name_key, new.name_key)
+    io, jn, added, removed = names.match(old.names, new.names)
     sec_a, sec_b = _common_ids(old.section_names, new.section_names)
     section = sec_a[old.section[io]] != sec_b[new.section[jn]]
     reg_a, reg_b = _common_ids(old.region_names, new.region_names)

@@ -8,6 +8,8 @@ never pair two different names (it could at worst show one name as removed and a
 """
 from __future__ import annotations
 
+from collections import namedtuple
+
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
@@ -104,16 +106,24 @@ def _bytewise_equal(u8a, offa, u8b, offb, length) -> np.ndarray:
     return out
 
 
-def match(a, b):
-    """a, b: (u8, off, length) of two images. Returns (io, jn, added, removed): the paired
+class Keys(namedtuple("Keys", "u8 off length words hashes order")):
+    """The names of one image, ready to be matched: their bytes (`u8`, `off`, `length`), their
+    _words and hashes, and the rows in hash order (stable: among equal hashes, the first row
+    first). Made per image by keys(), so that the two images' keys are made at once."""
+
+
+def keys(u8: np.ndarray, off: np.ndarray, length: np.ndarray) -> Keys:
+    words = _words(u8, off, length)
+    h = hashes(u8, off, length, words=words)
+    return Keys(u8, off, length, words, h, np.argsort(h, kind="stable"))
+
+
+def match(a: Keys, b: Keys):
+    """The names of two images (OLD, NEW) matched. Returns (io, jn, added, removed): the paired
     rows (a name repeated in NEW is paired once), NEW rows without a partner, OLD rows without
     one."""
-    wa, wb = _words(*a), _words(*b)
-    ka, kb = hashes(*a, words=wa), hashes(*b, words=wb)
-    order = np.argsort(ka)
-    if len(order) > 1 and (ka[order[1:]] == ka[order[:-1]]).any():
-        order = np.argsort(ka, kind="stable")           # equal hashes: the first OLD row
-    query = np.argsort(kb)                              # sorted queries: a cache-friendly walk
+    wa, wb, ka, kb, order = a.words, b.words, a.hashes, b.hashes, a.order
+    query = b.order                                     # sorted queries: a cache-friendly walk
     pos = np.empty(len(kb), np.int64)
     pos[query] = np.searchsorted(ka[order], kb[query])
     pos = np.minimum(pos, max(len(order) - 1, 0))
