@@ -36,3 +36,16 @@ def test_numpy_ma_is_not_imported():
             "print('numpy.ma' in sys.modules)\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+@pytest.mark.parametrize("dtype", [np.uint32, np.uint64])
+@pytest.mark.parametrize("n", [0, 1, 100, arraysets.RADIX_FROM, 50_000])
+def test_stable_order_is_numpys_stable_argsort(dtype, n):
+    rng = np.random.default_rng(n)
+    top = np.iinfo(dtype).max
+    cases = [rng.integers(0, top, n, dtype=dtype, endpoint=True),              # every digit
+             rng.integers(0, 40, n).astype(dtype) * dtype(1 << 17),            # ties, one digit
+             np.full(n, 7, dtype),                                             # no digit moves
+             np.array(sorted(rng.integers(0, top, n, dtype=dtype)), dtype)[::-1].copy()]
+    for keys in cases:
+        assert np.array_equal(arraysets.stable_order(keys), np.argsort(keys, kind="stable"))

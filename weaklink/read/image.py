@@ -424,7 +424,8 @@ class Image:
             key = c.address.astype(np.uint64) << np.uint64(32)
             key |= local.astype(np.uint64) << np.uint64(31)
             key |= np.uint64(0x7FFFFFFF) - c.size.astype(np.uint64)
-            order = np.argsort(key, kind="stable")
+            from weaklink.arraysets import stable_order
+            order = stable_order(key)
         return SymbolColumns(*(col[order] for col in c))
 
     def holder(self, address: int) -> tuple[str, int] | None:
