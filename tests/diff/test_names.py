@@ -43,6 +43,7 @@ def test_match_equals_a_dictionary(seed):
     io, jn, added, removed = names.match(names.keys(*_table(old)), names.keys(*_table(new)))
     got = sorted(zip(io.tolist(), jn.tolist()))
     want = _reference(old, new)
+    assert list(zip(io.tolist(), jn.tolist())) == want     # the same pairs, in NEW row order
     assert {old[i] for i, _ in got} == {old[i] for i, _ in want}
     assert all(old[i] == new[j] for i, j in got)
     assert sorted(set(range(len(new))) - {j for _, j in got}) == added.tolist()
@@ -54,3 +55,12 @@ def test_hashes_of_equal_names_are_equal_wherever_they_sit():
     a, b = _table(words), _table(list(reversed(words)))
     assert names.hashes(*a).tolist() == list(reversed(names.hashes(*b).tolist()))
     assert len(set(names.hashes(*a).tolist())) == len(words)
+
+
+def test_match_with_an_empty_side():
+    some = names.keys(*_table([b"a", b"bb", b"a"]))
+    none = names.keys(*_table([]))
+    io, jn, added, removed = names.match(none, some)
+    assert (io.tolist(), jn.tolist(), added.tolist(), removed.tolist()) == ([], [], [0, 1, 2], [])
+    io, jn, added, removed = names.match(some, none)
+    assert (io.tolist(), jn.tolist(), added.tolist(), removed.tolist()) == ([], [], [], [0, 1, 2])

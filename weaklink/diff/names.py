@@ -13,7 +13,6 @@ from collections import namedtuple
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
-from weaklink.arraysets import first_occurrences
 
 _PRIME = np.uint64(1099511628211)
 
@@ -106,40 +105,44 @@ def _bytewise_equal(u8a, offa, u8b, offb, length) -> np.ndarray:
     return out
 
 
-class Keys(namedtuple("Keys", "u8 off length words hashes order")):
-    """The names of one image, ready to be matched: their bytes (`u8`, `off`, `length`), their
-    _words and hashes, and the rows in hash order (stable: among equal hashes, the first row
-    first). Made per image by keys(), so that the two images' keys are made at once."""
+class Keys(namedtuple("Keys", "u8 order hashes off length words")):
+    """The names of one image, ready to be matched: their string table `u8`, the rows in hash
+    order (`order`; stable: among equal hashes, the first row first), and in that order each
+    row's hash, name offset and length, and _words. Made per image by keys(), in the thread
+    that analyses it, so that the match of two images reads both in order, not at random."""
 
 
 def keys(u8: np.ndarray, off: np.ndarray, length: np.ndarray) -> Keys:
     words = _words(u8, off, length)
     h = hashes(u8, off, length, words=words)
-    return Keys(u8, off, length, words, h, np.argsort(h, kind="stable"))
+    order = np.argsort(h, kind="stable")
+    return Keys(u8, order, h[order], off[order], length[order], words[order])
 
 
 def match(a: Keys, b: Keys):
     """The names of two images (OLD, NEW) matched. Returns (io, jn, added, removed): the paired
-    rows (a name repeated in NEW is paired once), NEW rows without a partner, OLD rows without
-    one."""
-    wa, wb, ka, kb, order = a.words, b.words, a.hashes, b.hashes, a.order
-    query = b.order                                     # sorted queries: a cache-friendly walk
-    pos = np.empty(len(kb), np.int64)
-    pos[query] = np.searchsorted(ka[order], kb[query])
-    pos = np.minimum(pos, max(len(order) - 1, 0))
-    pair = order[pos] if len(order) else np.full(len(kb), -1, np.int64)
-    hit = (ka[pair] == kb) if len(order) else np.zeros(len(kb), bool)
-    jn = np.flatnonzero(hit)
-    io = pair[jn]
-    same = (a[2][io] == b[2][jn])
+    rows, in NEW row order (a name repeated in NEW is paired once, its first row; a name
+    repeated in OLD pairs its first row), NEW rows without a partner, OLD rows without one."""
+    na, nb = len(a.order), len(b.order)
+    if not na or not nb:
+        none = np.zeros(0, np.int64)
+        return none, none, np.arange(nb), np.arange(na)
+    # Positions in hash order: NEW's sorted hashes looked up in OLD's, a walk in step.
+    pos = np.minimum(np.searchsorted(a.hashes, b.hashes), na - 1)
+    kb = np.flatnonzero(a.hashes[pos] == b.hashes)
+    ka = pos[kb]
+    same = a.length[ka] == b.length[kb]
     k = np.flatnonzero(same)
-    same[k] = equal(a[0], a[1][io[k]], b[0], b[1][jn[k]], a[2][io[k]], wa[io[k]], wb[jn[k]])
-    jn, io = jn[same], io[same]
-    if len(io) and np.bincount(io, minlength=len(a[1])).max() > 1:
-        _, first = first_occurrences(io)
-        jn, io = jn[np.sort(first)], io[np.sort(first)]
-    paired = np.zeros(len(b[1]), bool)
-    paired[jn] = True
-    used = np.zeros(len(a[1]), bool)
+    same[k] = equal(a.u8, a.off[ka[k]], b.u8, b.off[kb[k]], a.length[ka[k]], a.words[ka[k]],
+                    b.words[kb[k]])
+    ka, kb = ka[same], kb[same]
+    if len(ka) > 1:                      # NEW rows of one name are adjacent: keep the first
+        first = np.concatenate(([True], ka[1:] != ka[:-1]))
+        ka, kb = ka[first], kb[first]
+    partner = np.full(nb, -1, np.int64)              # NEW row -> OLD row
+    partner[b.order[kb]] = a.order[ka]
+    jn = np.flatnonzero(partner >= 0)
+    io = partner[jn]
+    used = np.zeros(na, bool)
     used[io] = True
-    return io, jn, np.flatnonzero(~paired), np.flatnonzero(~used)
+    return io, jn, np.flatnonzero(partner < 0), np.flatnonzero(~used)
