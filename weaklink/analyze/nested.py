@@ -45,7 +45,9 @@ def demangle_nested_many(strtab: bytes, off, length):
     import numpy as np
 
     from weaklink.analyze.jsonblocks import Slice, encode_rows
-    src = np.frombuffer(strtab + b"\0" * (_MAX_DIGITS + 2) + b"::", np.uint8)
+    src = np.zeros(len(strtab) + _MAX_DIGITS + 4, np.uint8)     # room to read past a name
+    src[:len(strtab)] = np.frombuffer(strtab, np.uint8)
+    src[-2:] = np.frombuffer(b"::", np.uint8)
     colons = len(src) - 2
     end = off + length - 1                               # index of the final 'E'
     ok = (length >= 5) & (src[off] == 95) & (src[off + 1] == 90) & (src[off + 2] == 78)

@@ -70,6 +70,14 @@ class RegionMap:
         points, owner = self._intervals
         return list(map(owner.__getitem__, map(partial(bisect.bisect_right, points), addresses)))
 
+    def locate_array(self, addresses):
+        """locate() for a numpy array of addresses, with numpy (large tables): an int64 array."""
+        import numpy as np
+        points, owner = self._intervals
+        where = np.searchsorted(np.array(points, np.int64), np.asarray(addresses, np.int64),
+                                side="right")
+        return np.array(owner, np.int64)[where]
+
     def name_at(self, address: int) -> str | None:
         i = self.locate([address])[0]
         return self.regions[i].name if i >= 0 else None

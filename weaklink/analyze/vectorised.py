@@ -22,7 +22,7 @@ from weaklink.analyze.jsonrows import escaped
 from weaklink.analyze.nested import demangle_nested_many
 from weaklink.analyze.regions import RegionMap
 from weaklink.analyze.symtable import SymbolTable, json_binding, json_type
-from weaklink.arraysets import categories, member
+from weaklink.arraysets import categories, member, unique
 from weaklink.read.image import Image
 
 
@@ -85,10 +85,7 @@ class VectorisedTable(SymbolTable):
 
     @cached_property
     def region_index(self) -> np.ndarray:
-        points, owner = self.regions._intervals
-        where = np.searchsorted(np.array(points, np.int64), self.cols.address.astype(np.int64),
-                                side="right")
-        return np.array(owner, np.int64)[where]
+        return self.regions.locate_array(self.cols.address)
 
     @property
     def numpy_cols(self):
@@ -185,8 +182,8 @@ class VectorisedTable(SymbolTable):
         cut = colons[np.maximum(last, 0)] + 2 if len(colons) else starts
         start = np.where((last >= 0) & (cut > starts), cut, starts).astype(np.int64)
         length = (ends - start).astype(np.int64)
-        odd = (u8 == 40) | (u8 == 60)                      # '(' or '<'
-        hard = np.flatnonzero(np.add.reduceat(odd, starts) > 0)
+        odd = np.flatnonzero((u8 == 40) | (u8 == 60))      # '(' or '<'
+        hard = unique(np.searchsorted(ends, odd))          # the lines that hold one
         extra, size = [], len(text)
         if hard.size:
             from weaklink.demangle import unqualified

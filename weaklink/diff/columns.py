@@ -143,7 +143,7 @@ def _targets(image, regions, c, has_value, value) -> Targets:
             (probe < end) | ((t.size[first] == 0) & (start[first] == probe)))
     else:
         probe, inside = raw, np.zeros(len(rows), bool)
-    reg = np.asarray(regions.locate(raw.tolist()), np.int64)
+    reg = regions.locate_array(raw)
     origins = np.array([r.origin for r in regions.regions] + [0], np.int64)
     region[rows] = reg
     kind[rows] = np.where(inside, 1, np.where(reg >= 0, 2, 0))
