@@ -223,13 +223,18 @@ class _Encoder:
                                  writeable=False)
         self.tables = {id(p): _table_array(p.texts) for p in pieces if isinstance(p, Table)}
         self.digits = {id(p): _digit_count(p.value) for p in pieces if isinstance(p, Decimal)}
+        # Each piece's width in each block, for all blocks at once: per-block maxima of 8192
+        # values are small calls that hold the GIL, against the threads encoding blocks.
+        starts = np.arange(0, count, BLOCK)
+        self.widths = list(zip(*[_piece_widths(p, starts, self.tables, self.digits, self.blocks)
+                                 for p in pieces]))
 
     def block(self, k: int, scratch: _Scratch) -> np.ndarray:
         """The text of block k (a new array), rows joined and followed by `sep` (but the
         last row of all)."""
         rows = slice(k * BLOCK, min((k + 1) * BLOCK, self.count))
         pieces, tables, digits = self.pieces, self.tables, self.digits
-        widths = [_piece_width(p, rows, tables, digits) for p in pieces]
+        widths = self.widths[k]
         template = np.zeros(sum(widths) + 1, np.uint8)
         col = 0
         for p, w in zip(pieces, widths):
@@ -252,11 +257,11 @@ class _Encoder:
         return scratch.nonzero(block.data)
 
 
-def _piece_width(piece, rows: slice, tables, digits) -> int:
+def _piece_widths(piece, starts: np.ndarray, tables, digits, blocks: int) -> list[int]:
+    """The columns `piece` takes in each block (blocks begin at `starts`)."""
     if isinstance(piece, Const):
-        return len(piece.text)
+        return [len(piece.text)] * blocks
     if isinstance(piece, Table):
-        return tables[id(piece)].shape[1]
-    if isinstance(piece, Decimal):
-        return int(digits[id(piece)][rows].max())
-    return int(piece.length[rows].max())
+        return [tables[id(piece)].shape[1]] * blocks
+    values = digits[id(piece)] if isinstance(piece, Decimal) else piece.length
+    return np.maximum.reduceat(np.asarray(values), starts).tolist()
