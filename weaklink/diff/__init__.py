@@ -41,8 +41,8 @@ DEFINER_ALL_BELOW = 4096   # images up to this many globals: compare every symbo
 MAX_ATTRIBUTED = 64        # bigger images: symbols per side given a defining unit (DWARF/map)
 
 
-def _side(path, map_path, board):
-    report = analyze(str(path), map_path=map_path, board=board)
+def _side(path, map_path, image, board):
+    report = analyze(str(path), map_path=map_path, board=board, image=image)
     return report, columns(report)
 
 
@@ -56,9 +56,13 @@ def _both_sides(one, two, board):
 
 def diff(old_path: str, new_path: str, *, map_old: str | None = None, map_new: str | None = None,
          board: str | None = None, symbols: Sequence[str] = (), check_options: dict | None = None,
-         fail_on: Sequence[str] = ()) -> DiffReport:
+         fail_on: Sequence[str] = (), images: Sequence = ()) -> DiffReport:
+    """`images`: the images already read from OLD, then NEW (weaklink.read.image.Image; as
+    many as were read), so that they are not read again."""
     fail_on = _gates(fail_on, check_options)
-    (old, a), (new, b) = _both_sides((old_path, map_old), (new_path, map_new), board)
+    old_image, new_image = (*images, None, None)[:2]
+    (old, a), (new, b) = _both_sides((old_path, map_old, old_image),
+                                     (new_path, map_new, new_image), board)
     cmp = compare(a, b)
     att_old, att_new = _attribution(old, map_old), _attribution(new, map_new)
 

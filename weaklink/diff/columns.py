@@ -50,7 +50,6 @@ class Columns:
         return self.strtab[off:off + int(self.name_len[row])]
 
 
-
 def columns(report) -> Columns:
     table, image = report.table, report.table.image
     c = table.numpy_cols
@@ -61,7 +60,8 @@ def columns(report) -> Columns:
     region = np.asarray(table.region_index, np.int64)
     target = _targets(image, report.regions, c, has_value, value)
     # names.match negates lengths: signed columns
-    name_off, name_len = c.name_off.astype(np.int64), c.name_len.astype(np.int64)
+    name_off = c.name_off.astype(np.int64, copy=False)
+    name_len = c.name_len.astype(np.int64, copy=False)
     keys = names.keys(image.strtab_u8, name_off, name_len)
     return Columns(image.strtab, name_off, name_len,
                    c.binding == S.STB_WEAK, section, sec_names, region, report.regions.names,
