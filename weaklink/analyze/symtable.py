@@ -31,7 +31,7 @@ def json_type(stype: int) -> str:
 
 
 # `"binding":…,"type":…,` for every st_info byte
-_BINDING_TYPE = [f'"binding":"{json_binding(i >> 4)}","type":"{json_type(i & 15)}",'.encode()
+BINDING_TYPE_JSON = [f'"binding":"{json_binding(i >> 4)}","type":"{json_type(i & 15)}",'.encode()
                  for i in range(256)]
 _SYMBOL_ROW = b'{"name":"%s","demangled":"%s",%s"address":%d,"size":%d,%s'   # %s: place
 
@@ -165,7 +165,7 @@ class SymbolTable:
         c, n = self.cols, len(self.cols)
         names, dem = self._json_names
         return [b"[", *format_rows(_SYMBOL_ROW, [
-            names, dem, list(map(_BINDING_TYPE.__getitem__, c.info)), c.address, c.size,
+            names, dem, list(map(BINDING_TYPE_JSON.__getitem__, c.info)), c.address, c.size,
             self._place_column(defined_in or {})], n), b"]"]
 
     def json_rows(self, rows: list[int], template: bytes) -> list[bytes]:
@@ -186,12 +186,15 @@ class SymbolTable:
         # key = section index * (regions + 1) + region + 1; section_name says which index
         # is no section (SHN_ABS, SHN_COMMON)
         keys = list(map(add, map(mul, c.shndx, repeat(nreg)), map((1).__add__, self.region_index)))
-        texts = {}
-        for k in set(keys):
-            sec = self.image.section_name(k // nreg)
-            reg = self.regions.regions[k % nreg - 1].name if k % nreg else None
-            texts[k] = f'"section":{json.dumps(sec)},"region":{json.dumps(reg)},'.encode() + suffix
+        texts = {k: self._place_json(k, nreg) + suffix for k in set(keys)}
         return list(map(texts.__getitem__, keys))
+
+    def _place_json(self, key: int, nreg: int) -> bytes:
+        """`"section":…,"region":…,` of a key section index * nreg + region index + 1 (0:
+        no region); section_name says which index is no section (SHN_ABS, SHN_COMMON)."""
+        sec = self.image.section_name(key // nreg)
+        reg = self.regions.regions[key % nreg - 1].name if key % nreg else None
+        return f'"section":{json.dumps(sec)},"region":{json.dumps(reg)},'.encode()
 
     def _defined_in_column(self, defined_in: dict[int, str]) -> list[bytes]:
         out = [b"null"] * len(self.cols)

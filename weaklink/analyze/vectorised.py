@@ -21,7 +21,7 @@ from weaklink.analyze.jsonblocks import (Const, Decimal, Slice, Table, encode_ro
 from weaklink.analyze.jsonrows import escaped
 from weaklink.analyze.nested import demangle_nested_many
 from weaklink.analyze.regions import RegionMap
-from weaklink.analyze.symtable import SymbolTable, json_binding, json_type
+from weaklink.analyze.symtable import BINDING_TYPE_JSON, SymbolTable
 from weaklink.arraysets import categories, member, unique
 from weaklink.read.image import Image
 
@@ -288,27 +288,14 @@ class VectorisedTable(SymbolTable):
         return encode_stream(pieces, len(rows), source, pool=self._scratch)
 
     def _binding_type_column(self) -> Table:
-        c = self.cols
-        key = c.binding.astype(np.int64) * 16 + c.type
-        present = np.flatnonzero(np.bincount(key, minlength=256))
-        ids = np.zeros(max(256, int(key.max(initial=0)) + 1), np.int64)
-        ids[present] = np.arange(len(present))
-        texts = []
-        for k in present.tolist():
-            b, t = json_binding(k >> 4), json_type(k & 15)
-            texts.append(f'"binding":"{b}","type":"{t}",'.encode())
-        return Table(tuple(texts), ids[key])
+        """Rows of the st_info table: `"binding":…,"type":…,` of each st_info byte."""
+        return Table(tuple(BINDING_TYPE_JSON), self.cols.info)
 
     def _section_region_column(self) -> Table:
         c, nreg = self.cols, len(self.regions.regions) + 1
         key = c.shndx.astype(np.int64) * nreg + (self.region_index + 1)
         uniq, inverse = categories(key)
-        texts = []
-        for k in uniq.tolist():
-            sec = self.image.section_name(k // nreg)
-            reg = self.regions.regions[k % nreg - 1].name if k % nreg else None
-            texts.append(f'"section":{json.dumps(sec)},"region":{json.dumps(reg)},'.encode())
-        return Table(tuple(texts), inverse)
+        return Table(tuple(self._place_json(k, nreg) for k in uniq.tolist()), inverse)
 
     def _defined_in_column(self, defined_in: dict[int, str]) -> Table:
         ids = np.zeros(len(self.cols), np.int64)
