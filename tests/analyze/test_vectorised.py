@@ -104,6 +104,26 @@ def test_odd_names_same_report(odd_image, monkeypatch, batch):
     assert "near_tail" in near and "abXcdYef" not in near
 
 
+def test_a_newline_in_a_name_goes_to_the_pure_engine(odd_image, monkeypatch, tmp_path):
+    """numpy's engine carries demangled names as lines; the demanglers keep a newline in the
+    names they decode (`_Z4g\nuni` is `g\nun(int)`), so such an image is analysed by the
+    pure engine, whatever its size, and reported as the pure engine reports it."""
+    elf, _ = odd_image
+    data = bytearray(elf.read_bytes())
+    image = Image.from_path(elf)
+    strtab = image.elf.shdrs[image.elf.shdrs[image.elf.symtab_index].sh_link]
+    at = strtab.sh_offset + image.strtab.index(b"_Z4gfuni\0")
+    data[at + 4] = ord("\n")                                       # _Z4g\nuni
+    p = tmp_path / "newline.elf"
+    p.write_bytes(bytes(data))
+    monkeypatch.setattr(image_mod, "NUMPY_FROM", 10**9)
+    pure = analyze(str(p)).to_json()
+    monkeypatch.setattr(image_mod, "NUMPY_FROM", 0)
+    report = analyze(str(p))
+    assert type(report.table).__name__ == "SymbolTable" and report.to_json() == pure
+    assert b'"name":"_Z4g\\nuni","demangled":"g\\nun(int)"' in pure
+
+
 def test_fixture_firmware_same_report(firmware, monkeypatch):
     checked = 0
     for name, outcome in sorted(firmware.items()):

@@ -38,8 +38,10 @@ _SYMBOL_ROW = b'{"name":"%s","demangled":"%s",%s"address":%d,"size":%d,%s'   # %
 
 def table_for(image: Image, regions: RegionMap) -> "SymbolTable":
     """The symbol table of an image: numpy's for large ones (weaklink.analyze.vectorised),
-    this module's for the rest; the same API and output."""
-    if image.large:
+    this module's for the rest; the same API and output. numpy's carries demangled names as
+    lines of one text, so a string table holding a newline (no compiler writes one, but the
+    demanglers keep it in the names they decode) goes to this module's."""
+    if image.large and b"\n" not in image.strtab:
         from weaklink.analyze.vectorised import VectorisedTable
         return VectorisedTable(image, regions)
     return SymbolTable(image, regions)
