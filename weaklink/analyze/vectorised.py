@@ -38,7 +38,9 @@ def _line_spans(text: bytes) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _cut(buf: bytes, start: np.ndarray, length: np.ndarray) -> list[bytes]:
-    """The byte strings at (start, length) of `buf`, none of which holds a newline."""
+    """The byte strings at (start, length) of `buf`, none of which holds a newline (a string
+    table with one goes to the pure engine, symtable.table_for): few one by one, many with
+    one vectorised join and one split in C."""
     if len(start) < 64:
         return [buf[o:o + n] for o, n in zip(start.tolist(), length.tolist())]
     return encode_rows([Slice(start, length)], len(start), buf, sep=b"\n").split(b"\n")
@@ -153,14 +155,7 @@ class VectorisedTable(SymbolTable):
 
     def raw_names(self, rows) -> list[bytes]:
         rows = np.asarray(rows, np.int64)
-        if len(rows) < 64:
-            c, s = self.cols, self.image.strtab
-            return [s[o:o + n] for o, n in zip(c.name_off[rows].tolist(),
-                                               c.name_len[rows].tolist())]
-        # Many names: one vectorised join, one split in C.
-        text = encode_rows([Slice(self.cols.name_off[rows], self.cols.name_len[rows])],
-                           len(rows), self.image.strtab, sep=b"\n")
-        return text.split(b"\n")
+        return _cut(self.image.strtab, self.cols.name_off[rows], self.cols.name_len[rows])
 
     @cached_property
     def mangled_tails(self) -> list[bytes]:
