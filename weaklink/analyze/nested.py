@@ -79,9 +79,9 @@ def demangle_nested_many(strtab: bytes, off, length):
 
 
 def _source_name_length(src, pos, active):
-    import numpy as np
     """The decimal <source-name> length at `pos`: (value, position after the digits).
     Value 0 means no valid number (a leading zero or no digit at all)."""
+    import numpy as np
     value = np.zeros(len(pos), np.int64)
     digits = np.zeros(len(pos), np.int64)
     running = active & (src[pos] >= 49) & (src[pos] <= 57)      # '1'..'9' first
