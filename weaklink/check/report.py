@@ -85,6 +85,9 @@ class CheckReport:
     extra: dict = field(default_factory=dict)
     operators: tuple[OperatorCheck, ...] = ()
     functional: object | None = None         # the worst operator's FunctionalCheck (--functional)
+    # What the verdict rests on that the image does not show (each one sentence, with why it
+    # is assumed); printed in the table and listed under "assumptions" in the JSON.
+    assumptions: tuple[str, ...] = ()
 
     @property
     def verdict(self) -> str:
@@ -168,6 +171,7 @@ class CheckReport:
             "fast_memory": self.table.fast_memory.to_json() if self.table.fast_memory else None,
             "arena": self.table.arena.to_json() if self.table.arena else None,
             "operators": [op.to_json() for op in self.operators],
+            "assumptions": list(self.assumptions),
             **({"functional": self.functional.to_json()} if self.functional is not None else {}),
             **self.extra,
         }
@@ -197,6 +201,9 @@ class CheckReport:
                           "output bytes equal to a run with every region placed apart"]
         if self.diagnosis:
             lines += ["", f"diagnosis: {self.diagnosis}"]
+        if self.assumptions:
+            lines.append("")
+            lines += [f"assumption: {a}" for a in self.assumptions]
         return "\n".join(lines)
 
 
