@@ -78,6 +78,11 @@ TARGETS = {
                   "Shared_Sram", False, 0x100000, None),
     "u85": Target("u85", "corstone-320", "ethos-u85-256", "Ethos_U85_SYS_DRAM_Mid",
                   "Dedicated_Sram_384KB", True, 0x4000000, 0x60000),
+    # U65 on Corstone-300 in Dedicated_Sram (Arm's CMSIS-Ethos-U FVP setup has this column): the
+    # wrong-memory pitfall and the corruption image. The deep network: its region 1 holds data
+    # that later operations read back.
+    "u65": Target("u65", "corstone-300", "ethos-u65-256", "Ethos_U65_High_End", "Dedicated_Sram",
+                  True, 0x100000, 0x60000, "deep"),
 }
 
 
@@ -107,9 +112,15 @@ OVERRIDES = {
     "near-miss": Override(0x60000, True, True, False),
     # Strong and in SRAM, but 16 KB: smaller than the model's fast-scratch need.
     "too-small": Override(0x4000, True, False, False),
-    # 384 KB and strong, but without section(".bss.ethosu_scratch"): plain .bss, BRAM on C-320.
+    # 384 KB and strong, but without section(".bss.ethosu_scratch"): plain .bss, which the
+    # Corstone-300 script (like ExecuTorch's Corstone-300.ld) puts in DTCM, the Cortex-M55's
+    # private data TCM that the NPU cannot reach. (On Corstone-320 plain .bss is BRAM, which the
+    # NPU does reach: there the same mistake only costs speed.)
     "wrong-memory": Override(0x60000, False, False, False),
 }
+# The target each pitfall is built for: the story's U85, except where the pitfall needs the
+# Corstone-300 map (a 384 KB array in DTCM; Corstone-320's DTCM is 32 KB).
+PITFALL_TARGETS = {"wrong-memory": "u65"}
 
 
 @dataclass(frozen=True)
@@ -125,15 +136,12 @@ class Variant:
 
 VARIANTS = tuple(
     [Variant(b, r, t) for b in BACKENDS for r in RUNNERS for t in TARGETS]
-    + [Variant("weak", p, "u85") for p in PITFALLS])
+    + [Variant("weak", p, PITFALL_TARGETS.get(p, "u85")) for p in PITFALLS])
 
-# Silent corruption (issue 14), outside the 16-row story: a U65 Dedicated_Sram image whose
-# runner points the fast scratch (region 2) into its own tensor arena (region 1). Checked on
-# the "shared-bus" SoC preset, where both NPU ports reach the arena; on corstone-300 the SRAM
-# port cannot reach a DDR arena and the same image hangs instead.
-# The deep network: its region 1 holds data that later operations read back.
-TARGETS["u65"] = Target("u65", "corstone-300", "ethos-u65-256", "Ethos_U65_High_End", "Dedicated_Sram",
-                        True, 0x100000, 0x60000, "deep")
+# Silent corruption, outside the 16-row story: a U65 Dedicated_Sram image whose runner points
+# the fast scratch (region 2) into its own tensor arena (region 1). Checked on the "shared-bus"
+# SoC preset, where both NPU ports are documented to reach the arena; on corstone-300 the
+# verdict is the same, resting on the assumption that AXI0 reaches DDR there.
 CORRUPTION_VARIANTS = (Variant("weak", "aliasing", "u65"),)
 CORRUPTION_SOC = "shared-bus"
 
