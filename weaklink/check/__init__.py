@@ -11,7 +11,10 @@
    --cref table cannot: it omits a weak definer once the name is defined);
 4. per table: decode its stream, static findings (a null, too small or unreachable fast
    scratch; fast memory smaller than the driver's check allows);
-5. emulate each stream on the NPU with those bases: ok, hang or error, and cycles;
+5. emulate each stream on the NPU with those bases: ok, hang or error, and cycles; a region in
+   memory the NPU reaches but the memory mode did not assume is a performance finding, costed
+   by emulating the stream again with that region timed as the assumed memory; the SoC
+   assumptions the verdict rests on go into the report;
 6. explain: the diagnosis chain from the NPU fault back to the symbol that set the base.
 The verdict is the worst operator's.
 """
