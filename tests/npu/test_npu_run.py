@@ -159,3 +159,16 @@ def test_command_stream_fetch_goes_through_qconfig(u85_tiny):
     r = npu.run(u85_tiny.blob, **u85_tiny.config, bases=good, stream_address=0x3000_0000)
     assert r.status == "hang" and "command stream fetch" in r.diagnosis and "EXT AXI port (QCONFIG)" in r.diagnosis
     assert "DTCM" in r.diagnosis
+
+
+def test_an_npu_the_soc_cannot_carry_is_exit_2(u85_tiny):
+    """No Corstone-300 carries an Ethos-U85 (Arm's FVPs: SSE-300 with U55 or U65, SSE-320 with
+    U85): one line, exit 2, nothing emulated."""
+    args = [sys.executable, "-m", "npu.cli", "run", str(u85_tiny.blob), "--accelerator", "ethos-u85-256",
+            "--system-config", "Ethos_U85_SYS_DRAM_Mid", "--memory-mode", "Dedicated_Sram_384KB",
+            "--soc", "corstone-300"]
+    bad = subprocess.run(args, capture_output=True, text=True)
+    assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "Traceback" not in bad.stderr
+    assert "corstone-300 carries ethos-u55 or ethos-u65, not ethos-u85-256" in bad.stderr
+    with pytest.raises(npu.InputError, match="carries ethos-u85, not ethos-u55-128"):
+        npu.run(u85_tiny.blob, **dict(u85_tiny.config, accelerator="ethos-u55-128"), soc="corstone-320")
