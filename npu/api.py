@@ -16,8 +16,7 @@ from npu.hw import accelerator as _accel
 from npu.read.model import Model, load_model
 from npu.report import ACCESS_COLUMNS, BaseReport, RunResult
 from npu.errors import InputError
-from npu.soc import (NUM_REGIONS, default_placements, default_soc, load_soc, region_port, stream_port,
-                     unreachable_reason)
+from npu.soc import NUM_REGIONS, board_for, default_placements, reach, region_port, stream_port, timing
 
 __all__ = ["Base", "Model", "RunResult", "load_model", "region_needs", "run"]
 
@@ -27,36 +26,36 @@ def _default_bases(model, soc, sysconf, mode) -> list[Base]:
     return [Base(r, p.address, model.region_sizes.get(r, 0)) for r, p in sorted(placements.items())]
 
 
-def _bindings(bases, soc, sysconf, mode, regions) -> dict[int, RegionBinding]:
-    """Each region's base, size, AXI port, the memory its base hits and the timing class."""
+def _bindings(bases, soc, sysconf, mode, regions, cost_as=None) -> tuple[dict[int, RegionBinding], list[str]]:
+    """Each region's base, size, AXI port, the memory its base hits and the timing class, and
+    the assumptions that timing rests on. `cost_as` (region -> Vela class) times a region as
+    another memory: what the same stream costs with the region where the memory mode put it."""
     given = {b.region: b for b in bases}
-    out = {}
+    out, assumed = {}, []
     for r in sorted(set(given) | regions):
         b = given.get(r, Base(r, 0, 0))        # a BASEP never written reads as 0
         port = region_port(soc, mode.name, r)
         mem = soc.memory_at(b.address)
-        # The system config says what memory sits behind each AXI port. A memory of a class the
-        # config describes is timed as that class; any other (DDR under a flash-only config,
-        # TCM, BRAM, nothing mapped) is timed as the memory the config puts on the port.
-        on_port = sysconf.axi0_port if soc.ports.index(port) == 0 else sysconf.axi1_port
-        described = (sysconf.axi0_port, sysconf.axi1_port)
-        cost = sysconf.memories[mem.kind if mem is not None and mem.kind in described else on_port]
-        out[r] = RegionBinding(r, b.address, b.size, port, mem, cost)
-    return out
+        t = timing(soc, sysconf, mem, port)
+        if t.assumption and t.assumption not in assumed and r in regions:
+            assumed.append(t.assumption)
+        cls = (cost_as or {}).get(r, t.vela_class)
+        out[r] = RegionBinding(r, b.address, b.size, port, mem, sysconf.memories[cls])
+    return out, assumed
 
 
-def _stream_fetch_failure(model, soc, memory_mode, stream_address) -> str | None:
+def _stream_fetch(model, soc, memory_mode, stream_address) -> tuple[str | None, tuple[str, ...]]:
     """QBASE: the NPU fetches the command stream through the QCONFIG port. Checked only when
-    the caller says where the stream is (0 = not given)."""
+    the caller says where the stream is (0 = not given): the failure, and the assumptions."""
     if not stream_address:
-        return None
+        return None, ()
     port = stream_port(soc, memory_mode)
     address = stream_address + model.cop1.stream_offset
-    reason = unreachable_reason(soc, port, address, len(model.cop1.stream))
-    if reason:
+    r = reach(soc, port, address, len(model.cop1.stream))
+    if not r.ok:
         return (f"command stream fetch at 0x{address:08x} ({len(model.cop1.stream)} bytes) on the {port} AXI "
-                f"port (QCONFIG): unreachable, {reason}; the NPU never reads its first command")
-    return None
+                f"port (QCONFIG): unreachable, {r.reason}; the NPU never reads its first command"), r.assumptions
+    return None, r.assumptions
 
 
 def _active_cycles(records) -> int:
@@ -105,10 +104,13 @@ def _summarise(run: Execution, acc, bindings) -> tuple[dict, dict, dict, list, l
 def run(model: Model | str | Path | bytes, *, accelerator: str, system_config: str, memory_mode: str,
         soc: str | None = None, bases: list[Base] | None = None, vela_ini: str | Path | None = None,
         stream_address: int = 0, fast_memory: int = 0, fast_memory_size: int = 0,
-        budget: int = DEFAULT_BUDGET, functional: bool = False, inputs=None) -> RunResult:
+        budget: int = DEFAULT_BUDGET, functional: bool = False, inputs=None,
+        cost_as: dict[int, str] | None = None) -> RunResult:
     """Emulate one inference. Bad input raises InputError; everything else is a RunResult.
     With ``functional=True`` the stream also computes on bytes: ``inputs`` (one array per
-    model input) go where Vela placed them and ``result.functional.outputs`` holds the outputs."""
+    model input) go where Vela placed them and ``result.functional.outputs`` holds the outputs.
+    ``cost_as`` (region -> Vela memory class) times those regions as that memory instead of the
+    one their base hits: the cycles of the placement the memory mode assumed."""
     model = model if isinstance(model, Model) else load_model(model)
     acc = _accel(accelerator)
     if functional and acc.is_u85:
@@ -116,7 +118,7 @@ def run(model: Model | str | Path | bytes, *, accelerator: str, system_config: s
         raise InputError(model.path, U85_REFUSAL)
     ini = load_vela_ini(vela_ini)
     sysconf, mode = ini.system_config(system_config), ini.memory_mode(memory_mode)
-    board = load_soc(soc or default_soc(acc))
+    board = board_for(acc, soc)
     bases = list(bases) if bases is not None else _default_bases(model, board, sysconf, mode)
     for b in bases:
         if not 0 <= b.region < NUM_REGIONS or b.address < 0 or b.size < 0:
@@ -126,8 +128,8 @@ def run(model: Model | str | Path | bytes, *, accelerator: str, system_config: s
     driver = invoke_checks(model.cop1.data, bases, acc, stream_address=stream_address,
                            fast_memory=fast_memory, fast_memory_size=fast_memory_size)
     # A *_REGION register the stream never writes reads as 0, so every stream can reach region 0.
-    bindings = _bindings(driver.bases, board, sysconf, mode, model.regions_used() | {0})
-    fetch = _stream_fetch_failure(model, board, mode.name, stream_address) if driver.ok else None
+    bindings, timed = _bindings(driver.bases, board, sysconf, mode, model.regions_used() | {0}, cost_as)
+    fetch, fetch_assumed = _stream_fetch(model, board, mode.name, stream_address) if driver.ok else (None, ())
     if not driver.ok:
         execution = Execution("error", f"driver: ethosu_invoke_v3 returns -1: {driver.reason}", 0, [])
     elif fetch:
@@ -135,15 +137,19 @@ def run(model: Model | str | Path | bytes, *, accelerator: str, system_config: s
     else:
         ops = operations(model.commands, acc.microblocks, acc.weight_overfetch)
         execution = execute(ops, acc, board, bindings, budget)
+    execution.assume(fetch_assumed)
+    if execution.status == "ok":
+        execution.assume(timed)       # timing assumptions matter only to a run that completes
     computed = None
     if functional and execution.status == "ok":
         computed = _functional(model, acc, bindings, inputs)
     cycles, pmu, traffic, region_traffic, ops, timeline = _summarise(execution, acc, bindings)
-    reports = tuple(BaseReport(b.region, b.address, b.size or None, b.memory.name if b.memory else None, b.port)
-                    for b in bindings.values())
+    reports = tuple(BaseReport(b.region, b.address, b.size or None, b.memory.name if b.memory else None, b.port,
+                               b.cost_memory.name) for b in bindings.values())
     return RunResult(execution.status, execution.diagnosis, acc.name, sysconf.name, mode.name, board.name,
                      reports, cycles, pmu, traffic, tuple(ops), execution.total / sysconf.core_clock,
-                     sysconf.core_clock, tuple(timeline), tuple(region_traffic), execution.fault_region, computed)
+                     sysconf.core_clock, tuple(timeline), tuple(region_traffic), execution.fault_region, computed,
+                     tuple(execution.assumptions))
 
 
 def _functional(model, acc, bindings, inputs):

@@ -28,10 +28,11 @@ class BaseReport:
     size: int | None
     memory: str | None
     port: str | None
+    timed_as: str | None = None      # the Vela memory class whose parameters time its traffic
 
     def to_json(self) -> dict:
         return {"region": self.region, "address": self.address, "size": self.size,
-                "memory": self.memory, "port": self.port}
+                "memory": self.memory, "port": self.port, "timed_as": self.timed_as}
 
 
 @dataclass(frozen=True)
@@ -53,6 +54,7 @@ class RunResult:
     region_traffic: tuple[dict, ...] = field(default_factory=tuple)  # per region: feature maps, weights, scales, DMA
     fault_region: int | None = None               # the region whose access hung or overran
     functional: object | None = None              # npu.functional.FunctionalRun of a --functional run
+    assumptions: tuple[str, ...] = ()             # what the verdict rests on (SoC model, timing)
 
     @property
     def exit_code(self) -> int:
@@ -66,7 +68,8 @@ class RunResult:
                 "pmu": dict(self.pmu), "traffic": {k: dict(v) for k, v in self.traffic.items()},
                 "operations": [dict(o) for o in self.operations],
                 "region_traffic": [dict(r) for r in self.region_traffic],
-                "inference_time_s": self.inference_time_s, **self._functional_json()}
+                "inference_time_s": self.inference_time_s, "assumptions": list(self.assumptions),
+                **self._functional_json()}
 
     def _functional_json(self) -> dict:
         if self.functional is None:
@@ -114,4 +117,7 @@ class RunResult:
         if self.functional is not None:
             shapes = ", ".join(f"output_{i} {o.dtype}{list(o.shape)}" for i, o in enumerate(self.functional.outputs))
             lines.append(f"{'functional':<28} {self.functional.kernels} kernels computed; {shapes}")
+        if self.assumptions:
+            lines.append("")
+            lines += [f"assumption: {a}" for a in self.assumptions]
         return "\n".join(lines)

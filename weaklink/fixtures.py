@@ -3,7 +3,8 @@
 The fixtures reproduce the ExecuTorch fast-scratch story (shared/research/executorch_ethosu.md):
 three states of the NPU backend (extern, removed, weak) linked with two runners (example,
 custom) for two targets (U55 on Corstone-300, U85 on Corstone-320), plus four pitfall variants
-of the weak backend on U85. Each variant gets objects, archives, a linked ELF (-g) and a GNU ld
+of the weak backend (on U85; the wrong-memory one on U65 on Corstone-300, whose plain .bss is
+the CPU's DTCM). Each variant gets objects, archives, a linked ELF (-g) and a GNU ld
 map (-Map --cref); each link's exit status and stderr are recorded, failed links included.
 
 Everything goes into a cache directory outside git ($WEAKLINK_CACHE, default <repo>/.cache).
@@ -78,6 +79,11 @@ TARGETS = {
                   "Shared_Sram", False, 0x100000, None),
     "u85": Target("u85", "corstone-320", "ethos-u85-256", "Ethos_U85_SYS_DRAM_Mid",
                   "Dedicated_Sram_384KB", True, 0x4000000, 0x60000),
+    # U65 on Corstone-300 in Dedicated_Sram (Arm's CMSIS-Ethos-U FVP setup has this column): the
+    # wrong-memory pitfall and the corruption image. The deep network: its region 1 holds data
+    # that later operations read back.
+    "u65": Target("u65", "corstone-300", "ethos-u65-256", "Ethos_U65_High_End", "Dedicated_Sram",
+                  True, 0x100000, 0x60000, "deep"),
 }
 
 
@@ -107,9 +113,17 @@ OVERRIDES = {
     "near-miss": Override(0x60000, True, True, False),
     # Strong and in SRAM, but 16 KB: smaller than the model's fast-scratch need.
     "too-small": Override(0x4000, True, False, False),
-    # 384 KB and strong, but without section(".bss.ethosu_scratch"): plain .bss, BRAM on C-320.
+    # 384 KB and strong, but without section(".bss.ethosu_scratch"): plain .bss, which the
+    # Corstone-300 script (like ExecuTorch's Corstone-300.ld) puts in DTCM, the Cortex-M55's
+    # private data TCM that the NPU cannot reach. (On Corstone-320 plain .bss is BRAM, which the
+    # NPU does reach: there the same mistake only costs speed.)
     "wrong-memory": Override(0x60000, False, False, False),
 }
+# The story's two targets: every backend state with every runner.
+STORY_TARGETS = ("u55", "u85")
+# The target each pitfall is built for: the story's U85, except where the pitfall needs the
+# Corstone-300 map (a 384 KB array in DTCM; Corstone-320's DTCM is 32 KB).
+PITFALL_TARGETS = {"wrong-memory": "u65"}
 
 
 @dataclass(frozen=True)
@@ -124,16 +138,13 @@ class Variant:
 
 
 VARIANTS = tuple(
-    [Variant(b, r, t) for b in BACKENDS for r in RUNNERS for t in TARGETS]
-    + [Variant("weak", p, "u85") for p in PITFALLS])
+    [Variant(b, r, t) for b in BACKENDS for r in RUNNERS for t in STORY_TARGETS]
+    + [Variant("weak", p, PITFALL_TARGETS.get(p, "u85")) for p in PITFALLS])
 
-# Silent corruption (issue 14), outside the 16-row story: a U65 Dedicated_Sram image whose
-# runner points the fast scratch (region 2) into its own tensor arena (region 1). Checked on
-# the "shared-bus" SoC preset, where both NPU ports reach the arena; on corstone-300 the SRAM
-# port cannot reach a DDR arena and the same image hangs instead.
-# The deep network: its region 1 holds data that later operations read back.
-TARGETS["u65"] = Target("u65", "corstone-300", "ethos-u65-256", "Ethos_U65_High_End", "Dedicated_Sram",
-                        True, 0x100000, 0x60000, "deep")
+# Silent corruption, outside the 16-row story: a U65 Dedicated_Sram image whose runner points
+# the fast scratch (region 2) into its own tensor arena (region 1). Checked on the "shared-bus"
+# SoC preset, where both NPU ports are documented to reach the arena; on corstone-300 the
+# verdict is the same, resting on the assumption that AXI0 reaches DDR there.
 CORRUPTION_VARIANTS = (Variant("weak", "aliasing", "u65"),)
 CORRUPTION_SOC = "shared-bus"
 

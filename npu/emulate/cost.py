@@ -56,7 +56,9 @@ def channel_bw(acc: Accelerator, mem: Memory, channel: int) -> float:
     else:
         outstanding, latency = mem.max_reads, mem.read_latency
         rb_lim = acc.channel_rbs[channel - 1] / words
-    util = min(rb_lim, outstanding * mem.ports_used * 0.8)
+    # A class with no outstanding transactions for this direction (a flash's max_writes = 0) still
+    # moves one at a time when a placement makes the NPU write there.
+    util = min(rb_lim, max(outstanding, 1) * mem.ports_used * 0.8)
     return min(mem.bandwidth, mem.burst_length * util / max(latency, 1) * 0.8)
 
 

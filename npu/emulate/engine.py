@@ -6,9 +6,11 @@ the running kernel. ``NPU_OP_DMA_WAIT k`` holds the command processor until at m
 are in flight, ``NPU_OP_KERNEL_WAIT n`` until at most n kernels are.
 
 Before each operation touches memory, every range is checked: an address the region's AXI
-port cannot reach never completes (the NPU stalls: ``hang``); a range past a region's
-known size (> 0) is ``error`` (out of bounds; on silicon, silent corruption). The cycle
-budget turns a run that does not finish in time into ``hang`` as well.
+port cannot reach (a CPU-private TCM, an unmapped hole, a write on a read-only port) is never
+answered (the NPU stalls: ``hang``); a range past a region's known size (> 0) is ``error`` (out
+of bounds; on silicon, silent corruption). The cycle budget turns a run that does not finish in
+time into ``hang`` as well. Every SoC assumption an access rests on (a port Arm's documentation
+does not show reaching a memory) is collected for the report.
 """
 from __future__ import annotations
 
@@ -18,7 +20,7 @@ from npu.emulate.cost import (DMA, OpCost, ao_cycles_per_element, chained_access
                               mem2mem_cycles, op_cost)
 from npu.emulate.ops import Access, DmaOp, KernelOp, Stop, Wait, op_accesses
 from npu.hw import Accelerator, Memory
-from npu.soc import Soc, SocMemory, unreachable_reason
+from npu.soc import Soc, SocMemory, reach
 
 DEFAULT_BUDGET = 10_000_000_000
 
@@ -56,19 +58,27 @@ class Execution:
     total: int = 0
     fault_region: int | None = None     # the region of the access that hung or overran
     records: list[OpRecord] = field(default_factory=list)
+    assumptions: list[str] = field(default_factory=list)   # what the verdict rests on (SoC model)
+
+    def assume(self, texts) -> None:
+        self.assumptions += [t for t in texts if t not in self.assumptions]
 
 
-def check_access(soc: Soc, bindings: dict[int, RegionBinding], access: Access, offset: int, op: str):
-    """None, or (status, diagnosis) for the first thing wrong with one access."""
+def check_access(soc: Soc, bindings: dict[int, RegionBinding], access: Access, offset: int, op: str,
+                 read_only_ports: tuple[str, ...] = (), assumed: list | None = None):
+    """None, or (status, diagnosis) for the first thing wrong with one access. The SoC
+    assumptions the access rests on are appended to `assumed`."""
     b = bindings[access.region]
     address = b.address + access.offset
     verb = "write to" if access.write else "read from"
     where = (f"{op} at command offset 0x{offset:06x}: {access.what} {verb} region {access.region} "
              f"(base 0x{b.address:08x} + offset 0x{access.offset:x} = address 0x{address:08x}, "
              f"{access.length} bytes) on the {b.port} AXI port")
-    reason = unreachable_reason(soc, b.port, address, access.length)
-    if reason:
-        return "hang", f"{where}: unreachable, {reason}; the transaction never completes and the NPU stalls"
+    r = reach(soc, b.port, address, access.length, access.write, read_only_ports)
+    if assumed is not None:
+        assumed += [a for a in r.assumptions if a not in assumed]
+    if not r.ok:
+        return "hang", f"{where}: unreachable, {r.reason}"
     if b.size and access.offset + access.length - access.slack > b.size:
         return "error", (f"{where}: out of bounds, it ends at offset 0x{access.offset + access.length:x} but region "
                          f"{access.region} is {b.size} bytes")
@@ -141,7 +151,8 @@ def execute(ops: list, acc: Accelerator, soc: Soc, bindings: dict[int, RegionBin
             continue
         name = op.op if isinstance(op, KernelOp) else "DMA"
         for access in op_accesses(op):
-            failure = check_access(soc, bindings, access, op.offset, name)
+            failure = check_access(soc, bindings, access, op.offset, name, acc.read_only_ports,
+                                   run.assumptions)
             if failure:
                 run.status, run.diagnosis = failure
                 run.fault_region = access.region

@@ -40,6 +40,7 @@ class Accelerator:
     ifm_au: tuple[tuple[int, int, int, int], ...] = ()
     weight_overfetch: int = 0
     shram_kb: int = 0      # U55/U65 shared buffer; its last 2 KB hold the activation LUTs
+    read_only_ports: tuple[str, ...] = ()   # AXI ports with no write channel (U55: AXI1)
 
     def ifm_alloc_unit(self, uh: int, uw: int) -> tuple[int, int]:
         for h, w, au_h, au_w in self.ifm_au:
@@ -73,6 +74,10 @@ class SystemConfig:
     axi0_port: str
     axi1_port: str
     memories: dict[str, Memory]
+    # The memory classes the config describes: its two ports' classes and any class it gives a
+    # parameter for. The others hold Vela's neutral defaults (clock scale 1, latency 0).
+    described: frozenset[str] = frozenset()
+    axi_bytes: int = 16
 
 
 @dataclass(frozen=True)
@@ -111,7 +116,7 @@ def accelerator(name: str) -> Accelerator:
         ports=tuple(fam["ports"]), axi_bytes=fam["axi_bytes"], commands=fam["commands"],
         microblocks=tuple(tuple(x) for x in mb) if mb else None,
         ifm_au=tuple(tuple(x) for x in a.get("ifm_au", ())), weight_overfetch=fam.get("weight_overfetch", 0),
-        shram_kb=a.get("shram_kb", 0))
+        shram_kb=a.get("shram_kb", 0), read_only_ports=tuple(fam.get("read_only_ports", ())))
 
 
 def commands_for_product(product: int) -> str:
@@ -183,7 +188,10 @@ def _system_config(path, section, name, keys) -> SystemConfig:
     for key, value in ports.items():
         if value not in MEMORY_CLASSES:
             raise InputError(path, f"[{section}] {key} = {value!r} is not one of {MEMORY_CLASSES}")
-    return SystemConfig(name, get("core_clock", 500e6), ports["axi0_port"], ports["axi1_port"], memories)
+    described = frozenset({ports["axi0_port"], ports["axi1_port"]}
+                          | {m for m in MEMORY_CLASSES for k in keys if k.startswith(m.lower() + "_")})
+    return SystemConfig(name, get("core_clock", 500e6), ports["axi0_port"], ports["axi1_port"], memories,
+                        described, axi_bytes)
 
 
 def _memory_mode(path, section, name, keys) -> MemoryMode:

@@ -86,7 +86,7 @@ def test_subprocess_bad_input_is_one_line(tmp_path):
     assert str(bad) in proc.stderr and "offset 0" in proc.stderr
 
 
-@pytest.mark.parametrize("variant", ["weak-near-miss-u85", "weak-wrong-memory-u85"])
+@pytest.mark.parametrize("variant", ["weak-near-miss-u85", "weak-wrong-memory-u65"])
 def test_fixture_json_round_trip(firmware, variant, capsys):
     o = firmware[variant]
     code, doc = _json(capsys, [str(o.elf), "--map", str(o.map), "--symbol",

@@ -73,11 +73,11 @@ def test_override_not_extracted_from_link_inputs(firmware):
 
 
 def test_pointer_outside_region_wrong_memory(firmware):
-    report = _run(firmware, "weak-wrong-memory-u85", expect_region={SCRATCH: "SRAM"})
+    report = _run(firmware, "weak-wrong-memory-u65", expect_region={SCRATCH: "SRAM"})
     hit = [f for f in report.findings if f.rule == "pointer-outside-region"]
-    assert len(hit) == 1 and hit[0].severity == "error" and "BRAM" in hit[0].message
+    assert len(hit) == 1 and hit[0].severity == "error" and "DTCM" in hit[0].message
     assert report.queried[SCRATCH].points_to.symbol == "dedicated_sram"
-    assert report.queried[SCRATCH].points_to.region == "BRAM"
+    assert report.queried[SCRATCH].points_to.region == "DTCM"
     assert report.exit_code == 1
 
 
@@ -115,13 +115,13 @@ def test_attribution_dwarf_and_map_agree_on_fixture(firmware):
     from weaklink.read.image import Image
     from weaklink.read.ldmap import parse_map
 
-    o = firmware["weak-wrong-memory-u85"]
+    o = firmware["weak-wrong-memory-u65"]
     image = Image.from_path(o.elf)
     dwarf = Attribution(image)
     by_map = Attribution(image, parse_map(o.map), str(o.map))
     sym = image.lookup(SCRATCH)[0]
     assert dwarf.defined_in(sym).endswith("overrides/fast_scratch.cpp")
-    assert by_map._from_map(sym) == "u85/obj/override-wrong-memory.o"      # --cref table
+    assert by_map._from_map(sym) == "u65/obj/override-wrong-memory.o"      # --cref table
     funcs = [image.symbol(int(i)) for i in image.defined_globals.index
              if image.symbol(int(i)).type_name == "func"]
     assert funcs

@@ -24,7 +24,7 @@ EXPECTED = {
     "weak-override-in-archive-u85": ("hang", {"fast-scratch-null", "override-not-extracted"}, None),
     "weak-near-miss-u85": ("hang", {"fast-scratch-null", "near-miss-override"}, None),
     "weak-too-small-u85": ("error", {"fast-scratch-too-small"}, "SRAM"),
-    "weak-wrong-memory-u85": ("hang", {"fast-scratch-unreachable"}, "BRAM"),
+    "weak-wrong-memory-u65": ("hang", {"fast-scratch-unreachable"}, "DTCM"),
 }
 
 
@@ -58,11 +58,36 @@ def test_removed_backend_hang_says_the_backend_never_reads_the_pointer(firmware)
     assert "no *EthosUBackend* unit reads it: the backend passes 0/0" in chain
 
 
-def test_wrong_memory_hang_names_bram_and_the_port(firmware):
-    report = _check(firmware["weak-wrong-memory-u85"])
+def test_wrong_memory_hang_names_dtcm_and_why_it_never_completes(firmware):
+    """Plain .bss is DTCM on Corstone-300: the Cortex-M55's private TCM, which Arm documents
+    out of the NPU's reach. The finding and the chain say what the access hits and why it
+    never completes; the report prints what the hang (rather than a bus error) rests on."""
+    report = _check(firmware["weak-wrong-memory-u65"])
     unreachable = next(f for f in report.findings if f.rule == "fast-scratch-unreachable")
-    assert "BRAM" in unreachable.message and "SRAM AXI port" in unreachable.message
+    assert "DTCM, the Cortex-M55's data TCM, private to the CPU" in unreachable.message
+    assert "only accessible from Cortex-M55" in unreachable.message and "AXI0 AXI port" in unreachable.message
     assert "strong definition from fast_scratch.cpp" in report.diagnosis
+    assert "waits for it forever" in report.diagnosis and report.diagnosis.endswith("→ hang")
+    assert any("never answered and stalls the NPU" in a for a in report.assumptions)
+    assert "assumption: an NPU access to memory it cannot reach" in report.to_table()
+
+
+def test_the_story_rows_rest_on_no_port_assumption(firmware):
+    """Every U55/U85 story image places its regions where Arm's FVP setup documents them: the
+    U55 rows are ok with no SoC assumption and no placement finding."""
+    for name in ("weak-example-u55", "weak-example-u85", "extern-example-u85"):
+        report = _check(firmware[name])
+        assert report.verdict == "ok" and report.assumptions == (), name
+        assert report.to_json()["assumptions"] == []
+
+
+def test_an_npu_the_soc_cannot_carry_is_one_line_exit_2(firmware, capsys):
+    o = firmware["weak-example-u85"]
+    code = main(["check", str(o.elf), "--accelerator", "ethos-u85-256", "--system-config",
+                 "Ethos_U85_SYS_DRAM_Mid", "--memory-mode", "Dedicated_Sram_384KB", "--soc", "corstone-300"])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and "Traceback" not in err
+    assert "corstone-300 carries ethos-u55 or ethos-u65, not ethos-u85-256" in err
 
 
 def test_too_small_is_an_out_of_bounds_error_past_16_kib(firmware):

@@ -20,10 +20,12 @@ from tflm_oracle import buffer_offsets, nm  # noqa: E402
 EXPECTED = {
     "fast-sram-u85": ("ok", set(), "DWARF call site", "SRAM"),
     "fast-sram-O0-u85": ("ok", set(), "literal pool", "SRAM"),
-    "no-fast-u85": ("hang", {"fast-scratch-unreachable"}, "DWARF call site", "DDR"),
+    "no-fast-u85": ("ok", {"region-not-in-assumed-memory"}, "DWARF call site", "DDR"),
     "fast-too-small-u85": ("error", {"fast-memory-too-small"}, "DWARF call site", "SRAM"),
-    "fast-wrong-memory-u85": ("hang", {"fast-scratch-unreachable"}, "DWARF call site", "BRAM"),
+    "fast-wrong-memory-u65": ("hang", {"fast-scratch-unreachable"}, "DWARF call site", "DTCM"),
+    "fast-bram-u85": ("ok", {"region-not-in-assumed-memory"}, "DWARF call site", "BRAM"),
     "shared-sram-u55": ("ok", set(), "DWARF call site", "SRAM"),
+    "arena-ddr-u55": ("ok", {"region-not-in-assumed-memory"}, "DWARF call site", "DDR"),
     "split-fast-sram-u85": ("ok", set(), "DWARF call site", "SRAM"),
 }
 

@@ -79,7 +79,7 @@ def _build(tmp_path: Path, with_fast: bool) -> tuple[Path, Path]:
     return elf, tflite
 
 
-@pytest.mark.parametrize("with_fast, verdict", [(True, "ok"), (False, "hang")])
+@pytest.mark.parametrize("with_fast, verdict", [(True, "ok"), (False, "ok")])
 def test_unseen_tflm_firmware(cross_toolchain, tmp_path, with_fast, verdict):
     elf, tflite = _build(tmp_path, with_fast)
     syms = nm(elf)
@@ -103,7 +103,8 @@ def test_unseen_tflm_firmware(cross_toolchain, tmp_path, with_fast, verdict):
         assert t.base(2).address == syms["sram_pool"][0]
     else:
         assert (fast.address, fast.size) == (0, 0)
-        # no fast memory: region 2 stays on the arena (BRAM), which the SRAM port cannot reach
+        # no fast memory: region 2 stays on the arena, in BRAM (plain .bss on Corstone-320),
+        # which the NPU reaches: not the SRAM Vela planned for, so a placement finding
         assert t.base(2).arena == (arena, arena + arena_size)
-        assert {f.rule for f in report.findings} == {"fast-scratch-unreachable"}
+        assert {f.rule for f in report.findings} == {"region-not-in-assumed-memory"}
     assert report.verdict == verdict

@@ -27,7 +27,7 @@ EXPECTED = {
     ("weak", "override-in-archive", "u85"): ("ok", "hang"),
     ("weak", "near-miss", "u85"): ("ok", "hang"),
     ("weak", "too-small", "u85"): ("ok", "error"),
-    ("weak", "wrong-memory", "u85"): ("ok", "hang"),
+    ("weak", "wrong-memory", "u65"): ("ok", "hang"),
 }
 ROW_KEYS = {"backend", "runner", "target", "link", "model_agrees_with_ld", "fast_scratch", "npu",
             "cycles", "findings"}

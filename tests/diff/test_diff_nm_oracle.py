@@ -11,7 +11,7 @@ from weaklink.diff import diff
 PAIRS = [("extern-example-u85", "removed-example-u85"),
          ("removed-example-u85", "weak-example-u85"),
          ("weak-example-u85", "weak-custom-u85"),
-         ("weak-example-u85", "weak-wrong-memory-u85"),
+         ("weak-example-u85", "weak-too-small-u85"),
          ("extern-example-u55", "weak-custom-u55")]
 
 

@@ -106,7 +106,7 @@ def test_dma_wait_holds_the_next_kernel(u85_tiny):
     acc, ini, soc = accelerator("ethos-u85-256"), load_vela_ini(), load_soc("corstone-320")
     ops = operations(npu.load_model(u85_tiny.blob).commands, acc.microblocks)
     slow = [DmaOp(o.offset, o.src, o.dst, o.length * 1000) if isinstance(o, DmaOp) else o for o in ops]
-    bindings = _bindings([Base(0, 0x70000000), Base(1, 0x70100000), Base(2, 0x31000000)], soc,
+    bindings, _ = _bindings([Base(0, 0x70000000), Base(1, 0x70100000), Base(2, 0x31000000)], soc,
                          ini.system_config("Ethos_U85_SYS_DRAM_Mid"), ini.memory_mode("Dedicated_Sram_384KB"), {0, 1, 2})
     waited = execute(slow, acc, soc, bindings).records
     unwaited = execute([o for o in slow if not isinstance(o, Wait)], acc, soc, bindings).records

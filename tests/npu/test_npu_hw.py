@@ -5,7 +5,7 @@ import pytest
 
 from npu.errors import InputError
 from npu.hw import accelerator, accelerator_names, load_vela_ini
-from npu.soc import load_soc, region_port, unreachable_reason
+from npu.soc import board_for, load_soc, reach, region_port, timing
 
 
 def test_every_vela_accelerator_is_described():
@@ -44,15 +44,60 @@ def test_user_vela_ini(tmp_path):
         load_vela_ini(tmp_path / "bad.ini")
 
 
-def test_corstone_320_ports():
+def test_corstone_320_reach():
     soc = load_soc("corstone-320")
-    assert unreachable_reason(soc, "SRAM", 0x31000000, 393216) is None
-    assert unreachable_reason(soc, "EXT", 0x70000000, 1024) is None
-    assert "reachable through EXT" in unreachable_reason(soc, "SRAM", 0x70000000, 16)
-    assert "not the EXT port" in unreachable_reason(soc, "EXT", 0x31000000, 16)
-    assert "no NPU port" in unreachable_reason(soc, "SRAM", 0x30000000, 16)      # DTCM
-    assert "no memory" in unreachable_reason(soc, "SRAM", 0, 16)
-    assert "past the end" in unreachable_reason(soc, "SRAM", 0x313FFFF0, 64)
+    documented = reach(soc, "SRAM", 0x31000000, 393216)          # Arm: SRAM_VM0 via AXI_SRAM
+    assert documented.ok and not documented.assumptions
+    assert reach(soc, "EXT", 0x70000000, 1024).ok and not reach(soc, "EXT", 0x70000000, 1024).assumptions
+    assumed = reach(soc, "SRAM", 0x70000000, 16)                # not in Arm's documentation
+    assert assumed.ok and "DDR through its SRAM port" in assumed.assumptions[0]
+    assert reach(soc, "EXT", 0x31000000, 16).ok and reach(soc, "EXT", 0x31000000, 16).assumptions
+    tcm = reach(soc, "SRAM", 0x30000000, 16)
+    assert not tcm.ok and "DTCM" in tcm.reason and "private to the CPU" in tcm.reason
+    assert "no memory on corstone-320 is mapped at 0x00000000" in reach(soc, "SRAM", 0, 16).reason
+    assert "past the end" in reach(soc, "SRAM", 0x313FFFF0, 64).reason
+
+
+def test_corstone_300_reach_facts_and_aliases():
+    soc = load_soc("corstone-300")
+    for address, memory in ((0x30000000, "DTCM"), (0x20000000, "DTCM (non-secure alias)"),
+                            (0x10000000, "ITCM"), (0x00000000, "ITCM (non-secure alias)")):
+        r = reach(soc, "AXI0", address, 16)
+        assert not r.ok and f"is {memory}" in r.reason and "only accessible from Cortex-M55" in r.reason
+    for port, address in (("AXI0", 0x31000000), ("AXI1", 0x70000000), ("AXI1", 0x60000000)):
+        assert reach(soc, port, address, 16).ok and not reach(soc, port, address, 16).assumptions
+    ddr0 = reach(soc, "AXI0", 0x70000000, 16)
+    assert ddr0.ok and "ExecuTorch's CI" in ddr0.assumptions[0]
+    assert reach(soc, "AXI1", 0x11000000, 16).ok and "BRAM" in reach(soc, "AXI1", 0x11000000, 16).assumptions[0]
+    # the U55's AXI1 has no write channel; reads through it are fine
+    assert reach(soc, "AXI1", 0x70000000, 16, write=True, read_only_ports=("AXI1",)).reason
+    assert reach(soc, "AXI1", 0x70000000, 16, write=False, read_only_ports=("AXI1",)).ok
+    assert accelerator("ethos-u55-128").read_only_ports == ("AXI1",)
+    assert accelerator("ethos-u65-256").read_only_ports == ()
+    assert all(m.source for m in soc.memories) and all(m.source for m in load_soc("corstone-320").memories)
+
+
+def test_a_soc_preset_refuses_an_npu_it_cannot_carry():
+    assert board_for(accelerator("ethos-u85-256"), None).name == "corstone-320"
+    assert board_for(accelerator("ethos-u65-256"), "corstone-300").name == "corstone-300"
+    with pytest.raises(InputError, match="corstone-300 carries ethos-u55 or ethos-u65, not ethos-u85-256"):
+        board_for(accelerator("ethos-u85-256"), "corstone-300")
+    with pytest.raises(InputError, match="corstone-320 carries ethos-u85, not ethos-u55-128"):
+        board_for(accelerator("ethos-u55-128"), "corstone-320")
+
+
+def test_timing_follows_the_memory_not_the_port():
+    """The memory behind each Vela area on the Corstones (Arm's FVP setup): SRAM behind Axi0, DDR
+    behind Axi1. DDR is timed as the system config's Axi1 class whatever port reaches it."""
+    ini, soc = load_vela_ini(), load_soc("corstone-300")
+    he = ini.system_config("Ethos_U55_High_End_Embedded")
+    sram, ddr, bram, qspi = (next(m for m in soc.memories if m.name == n) for n in ("SRAM", "DDR", "BRAM", "QSPI"))
+    assert timing(soc, he, ddr, "AXI0").vela_class == "OffChipFlash" and timing(soc, he, ddr, "AXI0").assumption is None
+    assert timing(soc, he, sram, "AXI1").vela_class == "Sram"
+    assert timing(soc, he, qspi, "AXI1").vela_class == "OffChipFlash"
+    b = timing(soc, he, bram, "AXI0")
+    assert b.vela_class == "Sram" and "BRAM has no timing" in b.assumption
+    assert timing(soc, ini.system_config("Ethos_U65_High_End"), ddr, "AXI0").vela_class == "Dram"
 
 
 def test_regioncfg_per_memory_mode():

@@ -46,9 +46,25 @@ def test_unreachable_beats_out_of_bounds_and_size_zero_is_not_judged(u85_tiny):
     assert npu.run(u85_tiny.blob, **u85_tiny.config, bases=_bases(SRAM, 0)).status == "ok"
 
 
-def test_fast_scratch_in_ddr_is_on_the_wrong_port(u85_tiny):
+def test_fast_scratch_in_ddr_completes_slower_and_says_what_it_assumes(u85_tiny):
+    """Arm documents DDR behind the U85's EXT port only; that the SRAM port reaches it too is an
+    assumption (ExecuTorch's Sram_Only runner relies on it), printed with the verdict. DDR
+    traffic is timed as DDR (the Dram of the system config), so it costs more than SRAM."""
     r = npu.run(u85_tiny.blob, **u85_tiny.config, bases=_bases(0x7020_0000))
-    assert r.status == "hang" and "DDR, reachable through EXT, not the SRAM port" in r.diagnosis
+    in_sram = npu.run(u85_tiny.blob, **u85_tiny.config, bases=_bases(SRAM, 384 * 1024))
+    assert r.status == "ok" and r.bases[2].memory == "DDR" and r.bases[2].timed_as == "Dram"
+    assert any("reaches DDR through its SRAM port" in a for a in r.assumptions)
+    assert r.cycles["total"] > in_sram.cycles["total"] and in_sram.bases[2].timed_as == "Sram"
+    assert not any("SRAM port" in a for a in in_sram.assumptions)      # documented: no assumption
+
+
+@pytest.mark.parametrize("address, memory", [(0x3000_0000, "DTCM"), (0x1000_0000, "ITCM")])
+def test_fast_scratch_in_a_cpu_tcm_hangs_and_says_why(u85_tiny, address, memory):
+    r = npu.run(u85_tiny.blob, **u85_tiny.config, bases=_bases(address, 0x8000))
+    assert r.status == "hang" and r.fault_region == 2
+    assert f"is {memory}, the Cortex-M85's" in r.diagnosis and "private to the CPU" in r.diagnosis
+    assert "waits for it forever" in r.diagnosis
+    assert any("TCMs are out of the NPU's reach" in a for a in r.assumptions)
 
 
 def test_omitted_region_reads_as_base_zero(u85_tiny):
@@ -81,7 +97,9 @@ def test_run_json_contract(u85_tiny, capsys):
     assert code == 1 and out["status"] == "hang" and out["schema_version"] == 1
     assert set(out) >= {"status", "diagnosis", "accelerator", "system_config", "memory_mode", "bases",
                         "cycles", "pmu", "traffic", "operations", "inference_time_s"}
-    assert out["bases"][2] == {"region": 2, "address": 0, "size": None, "memory": None, "port": "SRAM"}
+    assert out["bases"][2] == {"region": 2, "address": 0, "size": None, "memory": None, "port": "SRAM",
+                               "timed_as": "Sram"}
+    assert any("never answered" in a for a in out["assumptions"])
     assert set(out["cycles"]) == {"total", "npu", "sram_access", "dram_access", "onchip_flash_access",
                                   "offchip_flash_access"}
     assert {"npu_active_cycles", "npu_idle_cycles", "npu_total_cycles"} <= set(out["pmu"])
@@ -131,8 +149,26 @@ def test_u55_basep_keeps_the_low_32_bits(compiled):
 
 
 def test_command_stream_fetch_goes_through_qconfig(u85_tiny):
-    """Dedicated_Sram: QCONFIG 3 = EXT port. A stream in DDR is fetched; one in SRAM is not."""
+    """Dedicated_Sram: QCONFIG 3 = EXT port. A stream in DDR is fetched (documented); one in
+    SRAM is fetched on an assumption, printed; one in DTCM never is."""
     good = _bases(SRAM, 384 * 1024)
-    assert npu.run(u85_tiny.blob, **u85_tiny.config, bases=good, stream_address=0x7020_0000).status == "ok"
-    r = npu.run(u85_tiny.blob, **u85_tiny.config, bases=good, stream_address=0x3120_0000)
+    ddr = npu.run(u85_tiny.blob, **u85_tiny.config, bases=good, stream_address=0x7020_0000)
+    assert ddr.status == "ok" and not ddr.assumptions
+    sram = npu.run(u85_tiny.blob, **u85_tiny.config, bases=good, stream_address=0x3120_0000)
+    assert sram.status == "ok" and any("SRAM through its EXT port" in a for a in sram.assumptions)
+    r = npu.run(u85_tiny.blob, **u85_tiny.config, bases=good, stream_address=0x3000_0000)
     assert r.status == "hang" and "command stream fetch" in r.diagnosis and "EXT AXI port (QCONFIG)" in r.diagnosis
+    assert "DTCM" in r.diagnosis
+
+
+def test_an_npu_the_soc_cannot_carry_is_exit_2(u85_tiny):
+    """No Corstone-300 carries an Ethos-U85 (Arm's FVPs: SSE-300 with U55 or U65, SSE-320 with
+    U85): one line, exit 2, nothing emulated."""
+    args = [sys.executable, "-m", "npu.cli", "run", str(u85_tiny.blob), "--accelerator", "ethos-u85-256",
+            "--system-config", "Ethos_U85_SYS_DRAM_Mid", "--memory-mode", "Dedicated_Sram_384KB",
+            "--soc", "corstone-300"]
+    bad = subprocess.run(args, capture_output=True, text=True)
+    assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "Traceback" not in bad.stderr
+    assert "corstone-300 carries ethos-u55 or ethos-u65, not ethos-u85-256" in bad.stderr
+    with pytest.raises(npu.InputError, match="carries ethos-u85, not ethos-u55-128"):
+        npu.run(u85_tiny.blob, **dict(u85_tiny.config, accelerator="ethos-u55-128"), soc="corstone-320")

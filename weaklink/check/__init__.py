@@ -11,7 +11,10 @@
    --cref table cannot: it omits a weak definer once the name is defined);
 4. per table: decode its stream, static findings (a null, too small or unreachable fast
    scratch; fast memory smaller than the driver's check allows);
-5. emulate each stream on the NPU with those bases: ok, hang or error, and cycles;
+5. emulate each stream on the NPU with those bases: ok, hang or error, and cycles; a region in
+   memory the NPU reaches but the memory mode did not assume is a performance finding, costed
+   by emulating the stream again with that region timed as the assumed memory; the SoC
+   assumptions the verdict rests on go into the report;
 6. explain: the diagnosis chain from the NPU fault back to the symbol that set the base.
 The verdict is the worst operator's.
 """
@@ -21,15 +24,15 @@ from dataclasses import replace
 from pathlib import Path
 
 import npu
-from npu.hw import accelerator as npu_accelerator
-from npu.soc import default_soc, load_soc
+from npu.hw import accelerator as npu_accelerator, load_vela_ini
+from npu.soc import board_for
 from weaklink.analyze import analyze
 from weaklink.bind import load_binding, resolve_tables
 from weaklink.bind import tflm
 from weaklink.bind.references import from_dwarf
 from weaklink.bind.table import BoundBase, ImageSymbols, find_model
 from weaklink.check.report import CheckReport, FastScratch, OperatorCheck, worst
-from weaklink.check.static import fast_memory_findings, fast_scratch_findings
+from weaklink.check.static import fast_memory_findings, fast_scratch_findings, placement_findings
 from weaklink.errors import InputError
 from weaklink.read.image import Image
 
@@ -61,7 +64,7 @@ def check(elf_path: str | Path, *, accelerator: str, system_config: str, memory_
           vela_ini: str | Path | None = None, functional: bool = False) -> CheckReport:
     elf_path = str(elf_path)
     acc = npu_accelerator(accelerator)
-    board = load_soc(soc or default_soc(acc))
+    board = board_for(acc, soc)          # one line, exit 2, for an NPU the SoC cannot carry
     override = npu.load_model(model_path) if model_path else None
 
     # 1. the image, read once; the binding
@@ -91,7 +94,8 @@ def check(elf_path: str | Path, *, accelerator: str, system_config: str, memory_
                        memory_mode=memory_mode, soc=board.name, table=main.table,
                        fast_scratch=_fast_scratch(fast, board), regions_used=sorted(main.needs),
                        needs=main.needs, findings=tuple(findings + _union(ops)), run=main.run,
-                       operators=tuple(ops), functional=main.functional)
+                       operators=tuple(ops), functional=main.functional,
+                       assumptions=tuple(dict.fromkeys(a for op in ops for a in op.run.assumptions)))
 
 
 def _operator(table, override, elf_path, accelerator, system_config, memory_mode, board,
@@ -102,17 +106,22 @@ def _operator(table, override, elf_path, accelerator, system_config, memory_mode
     model = override or npu.load_model(table.model_bytes, f"{elf_path}:{label}",
                                        op=table.operator or 0)
     needs = npu.region_needs(model, accelerator)
-    findings = fast_scratch_findings(table, FAST_SCRATCH_REGION, needs, board, memory_mode)
+    acc = npu_accelerator(accelerator)
+    findings = fast_scratch_findings(table, FAST_SCRATCH_REGION, needs, board, memory_mode, acc.read_only_ports)
     findings += fast_memory_findings(table, FAST_SCRATCH_REGION, needs)
     bases, fast_memory, fast_size = _emulated_bases(table)
     inputs = None
     if functional_image is not None:
         from weaklink.check.functional import default_inputs
         inputs = default_inputs(model)
-    result = npu.run(model, accelerator=accelerator, system_config=system_config,
-                     memory_mode=memory_mode, soc=board.name, bases=bases, vela_ini=vela_ini,
-                     stream_address=table.stream_address, fast_memory=fast_memory,
-                     fast_memory_size=fast_size, functional=functional_image is not None, inputs=inputs)
+    run = dict(accelerator=accelerator, system_config=system_config, memory_mode=memory_mode,
+               soc=board.name, bases=bases, vela_ini=vela_ini, stream_address=table.stream_address,
+               fast_memory=fast_memory, fast_memory_size=fast_size)
+    result = npu.run(model, **run, functional=functional_image is not None, inputs=inputs)
+    ini = load_vela_ini(vela_ini)
+    findings += placement_findings(result, needs, board, ini.system_config(system_config),
+                                   ini.memory_mode(memory_mode), lambda cost_as: npu.run(model, **run, cost_as=cost_as),
+                                   {b.region: b.symbol.name if b.symbol else b.name for b in table.bases})
     computed = None
     if result.functional is not None:       # 6. --functional: corrupts findings, and `wrong`
         from weaklink.check.functional import functional_check

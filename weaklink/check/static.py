@@ -6,18 +6,27 @@
 |                           |          | (weak default survived, no definition, or never read)    |
 | fast-scratch-too-small    | error    | the base is set, but its size is below what the stream   |
 |                           |          | addresses in that region                                 |
-| fast-scratch-unreachable  | error    | the base lies in a memory the region's AXI port cannot   |
-|                           |          | reach in this memory mode                                |
+| fast-scratch-unreachable  | error    | the base lies where the region's AXI port cannot reach:  |
+|                           |          | a CPU-private TCM, an unmapped address, a write on a     |
+|                           |          | read-only port (the message says what it hits and why    |
+|                           |          | the access never completes)                              |
 | fast-memory-too-small     | error    | ethosu_init was given fast memory smaller than the       |
 |                           |          | table's region-2 size: the driver fails the invoke       |
 |                           |          | ("Fast memory area too small")                           |
+| region-not-in-assumed-    | warning  | a region the stream uses lies in a memory the NPU        |
+| memory                    | or info  | reaches, but not the one the memory mode assumed (the    |
+|                           |          | arena in DDR under Shared_Sram): not a hang; the message |
+|                           |          | gives the emulated cycles against the assumed placement  |
+|                           |          | (warning when slower; info when the timing of the memory |
+|                           |          | is itself an assumption)                                 |
 
 Rule ids are part of the JSON contract: never rename them. The firmware-analysis rules
 (`near-miss-override`, `override-not-extracted`, …) come from weaklink.analyze.
 """
 from __future__ import annotations
 
-from npu.soc import Soc, region_port, unreachable_reason
+from npu.hw import MemoryMode, SystemConfig
+from npu.soc import Soc, area_of, reach, region_port, timing
 from weaklink.analyze.findings import Finding
 from weaklink.bind.fastmem import DRIVER_CHECK
 from weaklink.bind.table import BaseAddressTable, BoundBase
@@ -26,6 +35,7 @@ FAST_SCRATCH_NULL = "fast-scratch-null"
 FAST_SCRATCH_TOO_SMALL = "fast-scratch-too-small"
 FAST_SCRATCH_UNREACHABLE = "fast-scratch-unreachable"
 FAST_MEMORY_TOO_SMALL = "fast-memory-too-small"
+REGION_NOT_IN_ASSUMED_MEMORY = "region-not-in-assumed-memory"
 
 
 def _who(base: BoundBase) -> str:
@@ -37,7 +47,7 @@ def _who(base: BoundBase) -> str:
 
 
 def fast_scratch_findings(table: BaseAddressTable, region: int, needs: dict[int, int],
-                          soc: Soc, memory_mode: str) -> list[Finding]:
+                          soc: Soc, memory_mode: str, read_only_ports: tuple[str, ...] = ()) -> list[Finding]:
     base = table.base(region)
     if base is None or region not in needs:
         return []  # the stream never touches it (Shared_Sram, Sram_Only): 0/0 is right
@@ -53,11 +63,49 @@ def fast_scratch_findings(table: BaseAddressTable, region: int, needs: dict[int,
                            f"region {region} ({base.name}) is {base.size} bytes ({_who(base)}) "
                            f"but the model addresses {need} bytes of it"))
     port = region_port(soc, memory_mode, region)
-    reason = unreachable_reason(soc, port, base.address, max(base.size, 1))
-    if reason:
+    # the fast scratch is staging memory: the stream writes it
+    r = reach(soc, port, base.address, max(base.size, 1), write=True, read_only_ports=read_only_ports)
+    if not r.ok:
         out.append(Finding(FAST_SCRATCH_UNREACHABLE, "error", name,
                            f"region {region} ({base.name}) goes through the {port} AXI port in "
-                           f"{memory_mode}, but {reason}"))
+                           f"{memory_mode}, but {r.reason}"))
+    return out
+
+
+def placement_findings(run, needs: dict[int, int], soc: Soc, sysconf: SystemConfig, mode: MemoryMode,
+                       rerun, names: dict[int, str] | None = None) -> list[Finding]:
+    """Regions that completed in a memory other than the one the memory mode assumed: Vela
+    placed region r's tensors in the memory behind mode.area_for_region(r) (SRAM behind Axi0,
+    DDR behind Axi1 on the Corstones) and scheduled for its speed. `rerun(cost_as)` emulates
+    the same stream with those regions timed as the assumed memory; the difference is what the
+    placement costs."""
+    if run.status != "ok":
+        return []
+    out = []
+    for b in run.bases:
+        mem = soc.memory_at(b.address)
+        if b.region not in needs or mem is None or not mem.npu:
+            continue
+        area = mode.area_for_region(b.region)
+        if area_of(soc, sysconf, mem) == area:
+            continue
+        assumed_class = sysconf.axi0_port if area == "Axi0" else sysconf.axi1_port
+        assumed_name = (soc.areas or {}).get(area, assumed_class)
+        actual = int(run.cycles["total"])
+        assumed = int(rerun({b.region: assumed_class}).cycles["total"])
+        guessed = timing(soc, sysconf, mem, b.port).assumption
+        if actual <= assumed and not guessed:
+            continue                   # faster than assumed, and timed from the system config
+        delta = actual - assumed
+        cost = (f"{actual} cycles against {assumed} with it in {assumed_name} "
+                f"({delta:+d}, {100.0 * delta / max(assumed, 1):+.1f}%)")
+        if guessed:
+            cost += f"; {mem.label} is timed as {b.timed_as} (an assumption)"
+        what = (names or {}).get(b.region, f"region {b.region}")
+        out.append(Finding(REGION_NOT_IN_ASSUMED_MEMORY, "warning" if delta > 0 else "info", what,
+                           f"region {b.region} is in {mem.label} at {b.address:#x}, but {mode.name} "
+                           f"assumes it in {assumed_name} ({area}, {assumed_class} in {sysconf.name}); "
+                           f"the NPU reaches {mem.label} through its {b.port} port, so this is not a hang: {cost}"))
     return out
 
 

@@ -52,8 +52,17 @@ _CHECK = (
     Rule("fast-scratch-unreachable", "The NPU fast-scratch buffer is in memory its port cannot "
          "reach",
          "In this memory mode the region goes through an AXI port that cannot reach the memory "
-         "the buffer was placed in. Place it with the section the linker script maps to SRAM.",
-         "error"),
+         "the buffer was placed in: a CPU-private TCM (plain .bss is DTCM on Corstone-300), an "
+         "unmapped address, or a write on the Ethos-U55's read-only AXI1. The access is never "
+         "answered and the inference never completes. Place it with the section the linker "
+         "script maps to SRAM.", "error"),
+    Rule("region-not-in-assumed-memory", "A region is in memory the NPU reaches, but not where "
+         "the memory mode assumed it",
+         "Vela scheduled the stream for the memory its memory mode puts the region in (SRAM "
+         "behind Axi0, DDR behind Axi1 on the Corstones). The NPU reaches the memory it is in, so "
+         "the inference completes; the message gives the emulated cycles against the same "
+         "stream with the region where Vela assumed it. Move the buffer, or compile for the "
+         "memory mode that matches where it is.", "warning"),
     Rule("fast-memory-too-small", "ethosu_init's fast memory is smaller than the region-2 size",
          "The Ethos-U driver compares the fast memory given to ethosu_init with the size of "
          "base-address region 2 and fails the invoke (\"Fast memory area too small\") when the "
