@@ -118,7 +118,7 @@ def _judge(case: Case, status, sig, stderr: str, wrote: str | None) -> str | Non
         return f"crash: killed by signal {sig}"
     if "Traceback (most recent call last)" in stderr:
         return "crash: traceback: " + stderr.strip().splitlines()[-1][:200]
-    if status not in (0, 1, 2):
+    if status not in (0, 1, 2, 3):          # 3: check cannot tell
         return f"crash: exit status {status}"
     if status == 2 and len(stderr.strip("\n").splitlines()) != 1:
         return f"crash: exit 2 with {len(stderr.splitlines())} lines of stderr"
@@ -242,7 +242,7 @@ def _seeds_pass(seeds: Seeds, seed: int, timeout: float, work: Path, as_limit: i
     bad = []
 
     def done(o: Outcome, slot, target) -> None:
-        expected = (0, 1, 2) if o.case.seed_file in seeds.kinds[o.case.kind].rejected else (0, 1)
+        expected = (0, 1, 2, 3) if o.case.seed_file in seeds.kinds[o.case.kind].rejected else (0, 1, 3)
         if o.status not in expected or o.problem:
             bad.append(f"seed {o.case.seed_file} ({o.case.kind}): {' '.join(o.case.argv)}: "
                        f"exit {o.status}: {o.stderr.strip()[-300:]}")

@@ -13,7 +13,9 @@
    scratch; fast memory smaller than the driver's check allows);
 5. emulate each stream on the NPU with those bases: ok, hang or error, and cycles;
 6. explain: the diagnosis chain from the NPU fault back to the symbol that set the base.
-The verdict is the worst operator's.
+The verdict is the worst operator's. An operator whose verdict depends on what the image does
+not say (ethosu_init's fast memory where the call's r2 cannot be read) is `unknown`, with why;
+what the verdict assumes instead of reading is listed under `assumptions`.
 """
 from __future__ import annotations
 
@@ -26,6 +28,7 @@ from npu.soc import default_soc, load_soc
 from weaklink.analyze import analyze
 from weaklink.bind import load_binding, resolve_tables
 from weaklink.bind import tflm
+from weaklink.bind.fastmem import DRIVER_CHECK
 from weaklink.bind.references import from_dwarf
 from weaklink.bind.table import BoundBase, ImageSymbols, find_model
 from weaklink.check.report import CheckReport, FastScratch, OperatorCheck, worst
@@ -91,7 +94,38 @@ def check(elf_path: str | Path, *, accelerator: str, system_config: str, memory_
                        memory_mode=memory_mode, soc=board.name, table=main.table,
                        fast_scratch=_fast_scratch(fast, board), regions_used=sorted(main.needs),
                        needs=main.needs, findings=tuple(findings + _union(ops)), run=main.run,
-                       operators=tuple(ops), functional=main.functional)
+                       operators=tuple(ops), functional=main.functional,
+                       assumptions=_assumptions(tables), cannot_tell=main.cannot_tell)
+
+
+def _assumptions(tables) -> tuple[str, ...]:
+    """What the tables rest on that the image does not show, each said once."""
+    out = []
+    for t in tables:
+        for text in (getattr(t.fast_memory, "assumption", ""), getattr(t.arena, "assumption", "")):
+            if text and text not in out:
+                out.append(text)
+    return tuple(out)
+
+
+def cannot_tell_fast_memory(table, needs: dict[int, int]) -> str | None:
+    """Why the driver's fast-memory rule cannot be applied, when it matters: with more than 2
+    entries the driver replaces region 2 by a non-zero fast memory, after failing the invoke
+    when base_addr_size[2] exceeds its size. A fast memory that cannot be read matters when
+    the stream uses region 2 or the entry's size could fail that check."""
+    fast, base = table.fast_memory, table.base(FAST_SCRATCH_REGION)
+    if fast is None or base is None or len(table.bases) <= FAST_SCRATCH_REGION:
+        return None
+    used = FAST_SCRATCH_REGION in needs
+    if fast.unknown and (used or base.size):
+        return (f"the driver replaces region {FAST_SCRATCH_REGION} with ethosu_init's fast memory "
+                f"when it is not 0, and that cannot be read: {fast.note}")
+    if fast.given and fast.size is None and (used or base.size):
+        return (f"ethosu_init's fast memory is {fast.address:#x}, but its size cannot be read "
+                f"({fast.note}): the driver's check \"{DRIVER_CHECK}\" against "
+                f"{base.size} bytes and the stream's {needs.get(FAST_SCRATCH_REGION, 0)} bytes "
+                f"in region {FAST_SCRATCH_REGION} cannot be judged")
+    return None
 
 
 def _operator(table, override, elf_path, accelerator, system_config, memory_mode, board,
@@ -102,10 +136,17 @@ def _operator(table, override, elf_path, accelerator, system_config, memory_mode
     model = override or npu.load_model(table.model_bytes, f"{elf_path}:{label}",
                                        op=table.operator or 0)
     needs = npu.region_needs(model, accelerator)
-    findings = fast_scratch_findings(table, FAST_SCRATCH_REGION, needs, board, memory_mode)
+    cannot_tell = cannot_tell_fast_memory(table, needs)
+    if functional_image is not None and not cannot_tell and model.missing:
+        cannot_tell = f"--functional needs {model.missing}"
+    # region 2's base is not known when the fast memory cannot be read: no finding on it
+    findings = [] if cannot_tell else \
+        fast_scratch_findings(table, FAST_SCRATCH_REGION, needs, board, memory_mode)
     findings += fast_memory_findings(table, FAST_SCRATCH_REGION, needs)
     bases, fast_memory, fast_size = _emulated_bases(table)
     inputs = None
+    if cannot_tell:                 # the bytes would be computed on a guessed region 2
+        functional_image = None
     if functional_image is not None:
         from weaklink.check.functional import default_inputs
         inputs = default_inputs(model)
@@ -118,7 +159,7 @@ def _operator(table, override, elf_path, accelerator, system_config, memory_mode
         from weaklink.check.functional import functional_check
         computed, corrupt = functional_check(model, table, functional_image, result, accelerator)
         findings += corrupt
-    return OperatorCheck(table, needs, tuple(findings), result, computed)
+    return OperatorCheck(table, needs, tuple(findings), result, computed, cannot_tell)
 
 
 def _emulated_bases(table):
