@@ -91,8 +91,8 @@ def _agreed(calls, source: str, image, callee: str) -> FastMemory | None:
         why = next((c.note for c in unread if c.note), "") or \
             "r2 holds no constant there (a value loaded from memory, an argument or computed)"
         return FastMemory(None, None, "unknown",
-                          note=f"{len(calls)} call(s) of {callee} at {sites} ({source}): "
-                               f"the fast memory at {unread[0].call_site:#x} cannot be read: {why}")
+                          note=f"the call of {callee} at {unread[0].call_site:#x} ({source}"
+                               f"{f'; calls at {sites}' if len(calls) > 1 else ''}): {why}")
     seen = {(c.values[FAST_MEMORY_REG], c.values.get(FAST_MEMORY_SIZE_REG)) for c in calls}
     if len(seen) != 1:
         return FastMemory(None, None, "unknown",

@@ -119,7 +119,7 @@ def cannot_tell_fast_memory(table, needs: dict[int, int]) -> str | None:
     used = FAST_SCRATCH_REGION in needs
     if fast.unknown and (used or base.size):
         return (f"the driver replaces region {FAST_SCRATCH_REGION} with ethosu_init's fast memory "
-                f"when it is not 0, and that cannot be read: {fast.note}")
+                f"when it is not 0, and the image does not say what it is: {fast.note}")
     if fast.given and fast.size is None and (used or base.size):
         return (f"ethosu_init's fast memory is {fast.address:#x}, but its size cannot be read "
                 f"({fast.note}): the driver's check \"{DRIVER_CHECK}\" against "
