@@ -5,8 +5,8 @@ Each variant embeds Vela's default .tflite of the fixture network as a 16-byte-a
 fast memory (or none) to `ethosu_init`. Same cache, same incremental steps as weaklink.fixtures.
 
 The `network-tester-*` variants reproduce what TFLM's own CI builds (network_tester with the
-ethos-u operator on Corstone-300, Shared_Sram): every file at -Os, without -g by default and
-with it for BUILD_TYPE=debug; ethosu_init(drv, base, fast, 384 KB, 1, 1), which gcc -Os
+ethos-u operator on Corstone-300, Shared_Sram): every file at -Os, the image without DWARF
+by default and with it for BUILD_TYPE=debug; ethosu_init(drv, base, fast, 384 KB, 1, 1), which gcc -Os
 compiles to `ldr r2, [pc, #..]; strd r3, r3, [sp]; mov.w r3, #393216; bl ethosu_init`; Vela's
 offline memory plan in the .tflite; the tensor arena in DDR and the fast memory in SRAM.
 """
@@ -44,7 +44,7 @@ class TflmVariant:
     arena_in_ddr: bool | None = None     # the tensor arena's memory, when not the target's
     expected: str = ""                   # the verdict the tests assert
     extra: tuple[str, ...] = field(default=())
-    debug: bool = True                   # -g (TFLM's default build has none, BUILD_TYPE=debug has it)
+    debug: bool = True                   # DWARF in the image (TFLM's default build has none)
     secure: int = 0                      # ethosu_init's secure_enable (TFLM passes 1, 1)
     fast_via_pointer: bool = False       # ethosu_init gets the fast memory through a pointer variable
     offline_plan: bool = True            # False: the .tflite's OfflineMemoryAllocation is renamed away
@@ -129,9 +129,8 @@ def without_offline_plan(tflite: Path, out: Path) -> Path:
     return out
 
 
-def _compile(source: Path, out: Path, flags: list[str], opt: str, root: Path,
-             debug: bool = True) -> Path:
-    argv = [*toolchain.CPU_FLAGS, opt, *(["-g"] if debug else []), "-ffunction-sections", "-fdata-sections",
+def _compile(source: Path, out: Path, flags: list[str], opt: str, root: Path) -> Path:
+    argv = [*toolchain.CPU_FLAGS, opt, "-g", "-ffunction-sections", "-fdata-sections",
             "-ffreestanding", "-Wall", "-Werror", f"-I{fx.FIRMWARE / 'include'}", f"-I{_tflm()}",
             *flags, "-c", source, "-o", out.relative_to(root)]
     _step("gcc", argv, out, [source, *_tflm().glob("*.h"), *(fx.FIRMWARE / "include").glob("*.h")], root)
@@ -147,17 +146,19 @@ def build_variant(v: TflmVariant, cache: str | Path | None = None) -> TflmImage:
     if not v.offline_plan:
         tflite = without_offline_plan(tflite, out / tflite.name)
     src = model_source(tflite, v.model_array, v.model_section, out / "model_data.c")
-    g = v.debug
-    objs = [_compile(src, out / "model_data.o", [], "-O2", root, g),
-            _compile(_tflm() / "app.c", out / "app.o", [*v.defines(), *v.extra], v.opt, root, g),
-            _compile(_tflm() / "ethosu_kernel.c", out / "ethosu_kernel.o", [], v.opt, root, g),
-            _compile(fx.FIRMWARE / "driver/ethosu_driver.c", out / "ethosu_driver.o", [], v.opt, root, g),
-            _compile(fx.FIRMWARE / "startup/startup.c", out / "startup.o", [], "-O2", root, g)]
+    objs = [_compile(src, out / "model_data.o", [], "-O2", root),
+            _compile(_tflm() / "app.c", out / "app.o", [*v.defines(), *v.extra], v.opt, root),
+            _compile(_tflm() / "ethosu_kernel.c", out / "ethosu_kernel.o", [], v.opt, root),
+            _compile(fx.FIRMWARE / "driver/ethosu_driver.c", out / "ethosu_driver.o", [], v.opt, root),
+            _compile(fx.FIRMWARE / "startup/startup.c", out / "startup.o", [], "-O2", root)]
     if v.arena_in_ddr is not None and v.arena_in_ddr != t.arena_in_ddr:
         t = replace(t, name=f"{t.name}-arena-{'ddr' if v.arena_in_ddr else 'sram'}", arena_in_ddr=v.arena_in_ddr)
     script = Path(v.script) if v.script else fixtures._script(t, root)
     elf, map_ = out / f"{v.name}.elf", out / f"{v.name}.map"
+    # no -g: gcc's code does not depend on -g, so linking the -g objects with --strip-debug
+    # gives the image a build without -g would
     args = ["-T", script, "-Map", map_.relative_to(root), "-o", elf.relative_to(root),
+            *([] if v.debug else ["--strip-debug"]),
             *(o.relative_to(root) for o in objs), toolchain.libgcc_path()]
     _step("ld", args, elf, [script, *objs], root)
     return TflmImage(v, elf, map_, tflite)

@@ -89,7 +89,7 @@ def _agreed(calls, source: str, image, callee: str) -> FastMemory | None:
     unread = [c for c in calls if FAST_MEMORY_REG not in c.values]
     if unread:
         why = next((c.note for c in unread if c.note), "") or \
-            "r2 holds no constant there (a value loaded from memory, an argument or computed)"
+            "r2 holds no constant there (loaded from memory, an argument, computed, or not the same on every path)"
         return FastMemory(None, None, "unknown",
                           note=f"the call of {callee} at {unread[0].call_site:#x} ({source}"
                                f"{f'; calls at {sites}' if len(calls) > 1 else ''}): {why}")

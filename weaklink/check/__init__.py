@@ -28,11 +28,11 @@ from npu.soc import default_soc, load_soc
 from weaklink.analyze import analyze
 from weaklink.bind import load_binding, resolve_tables
 from weaklink.bind import tflm
-from weaklink.bind.fastmem import DRIVER_CHECK
 from weaklink.bind.references import from_dwarf
 from weaklink.bind.table import BoundBase, ImageSymbols, find_model
 from weaklink.check.report import CheckReport, FastScratch, OperatorCheck, worst
 from weaklink.check.static import fast_memory_findings, fast_scratch_findings
+from weaklink.check.unknown import binding_assumptions, cannot_tell_fast_memory
 from weaklink.errors import InputError
 from weaklink.read.image import Image
 
@@ -95,37 +95,7 @@ def check(elf_path: str | Path, *, accelerator: str, system_config: str, memory_
                        fast_scratch=_fast_scratch(fast, board), regions_used=sorted(main.needs),
                        needs=main.needs, findings=tuple(findings + _union(ops)), run=main.run,
                        operators=tuple(ops), functional=main.functional,
-                       assumptions=_assumptions(tables), cannot_tell=main.cannot_tell)
-
-
-def _assumptions(tables) -> tuple[str, ...]:
-    """What the tables rest on that the image does not show, each said once."""
-    out = []
-    for t in tables:
-        for text in (getattr(t.fast_memory, "assumption", ""), getattr(t.arena, "assumption", "")):
-            if text and text not in out:
-                out.append(text)
-    return tuple(out)
-
-
-def cannot_tell_fast_memory(table, needs: dict[int, int]) -> str | None:
-    """Why the driver's fast-memory rule cannot be applied, when it matters: with more than 2
-    entries the driver replaces region 2 by a non-zero fast memory, after failing the invoke
-    when base_addr_size[2] exceeds its size. A fast memory that cannot be read matters when
-    the stream uses region 2 or the entry's size could fail that check."""
-    fast, base = table.fast_memory, table.base(FAST_SCRATCH_REGION)
-    if fast is None or base is None or len(table.bases) <= FAST_SCRATCH_REGION:
-        return None
-    used = FAST_SCRATCH_REGION in needs
-    if fast.unknown and (used or base.size):
-        return (f"the driver replaces region {FAST_SCRATCH_REGION} with ethosu_init's fast memory "
-                f"when it is not 0, and the image does not say what it is: {fast.note}")
-    if fast.given and fast.size is None and (used or base.size):
-        return (f"ethosu_init's fast memory is {fast.address:#x}, but its size cannot be read "
-                f"({fast.note}): the driver's check \"{DRIVER_CHECK}\" against "
-                f"{base.size} bytes and the stream's {needs.get(FAST_SCRATCH_REGION, 0)} bytes "
-                f"in region {FAST_SCRATCH_REGION} cannot be judged")
-    return None
+                       assumptions=binding_assumptions(tables), cannot_tell=main.cannot_tell)
 
 
 def _operator(table, override, elf_path, accelerator, system_config, memory_mode, board,
