@@ -280,3 +280,65 @@ def test_thumb_decoder_units():
     regs = {2: 1, 3: 2, 4: 3}
     thumb.step(regs, thumb.Insn(0, 0xE89F, 0x000C, 4), None)             # clrm {r2, r3}
     assert regs == {4: 3}
+
+
+def test_a_call_through_lds_long_branch_stub(cross_toolchain, tmp_path):
+    """ethosu_init 1.5 GB away from its caller: ld inserts `__ethosu_init_veneer` (ldr.w pc,
+    [pc] and the address) and the BL goes there. It is a call of ethosu_init, and the stub's
+    literal is no function pointer."""
+    (tmp_path / "driver.c").write_text(DRIVER)
+    (tmp_path / "caller.c").write_text(CALLER)
+    (tmp_path / "far.ld").write_text(
+        "SECTIONS { .text 0x10000000 : { *(.text.main) *(.text.npu_init) }\n"
+        " .far 0x70000000 : { *(.text.ethosu_init) *(.text*) } .bss : { *(.bss*) *(COMMON) } }\n")
+    done = toolchain.run("gcc", ["-mcpu=cortex-m55", "-mthumb", "-Os", "-DSYMBOL=1",
+                                 "-ffunction-sections", "-nostdlib", "-Wl,-e,main", "-Wl,-T,far.ld",
+                                 "caller.c", "driver.c", "-o", "far.elf"], cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    image = Image.from_path(tmp_path / "far.elf")
+    assert image.lookup("__ethosu_init_veneer")
+    [call] = callsite.from_code(image, "ethosu_init")
+    fast = image.lookup("fast_memory")[0].address
+    assert (call.values.get(2), call.values.get(3)) == (fast, 393216)
+    assert callsite.address_taken(image, "ethosu_init") is None
+    found = resolve_fast_memory(ImageSymbols(image), FastMemoryRule())
+    assert (found.address, found.size) == (fast, 393216)
+
+
+POINTER_CALLER = r"""
+#include <stddef.h>
+#include <stdint.h>
+struct ethosu_driver { void *dev; const void *fast; size_t size; };
+int ethosu_init(struct ethosu_driver *drv, void *const base_address, const void *fast_memory,
+                const size_t fast_memory_size, uint32_t secure_enable, uint32_t privilege_enable);
+typedef int (*init_fn)(struct ethosu_driver *, void *const, const void *, const size_t, uint32_t, uint32_t);
+static struct ethosu_driver drv;
+static uint8_t fast_memory[4096] __attribute__((aligned(16)));
+init_fn volatile npu_init_hook = ethosu_init;
+int npu_init(int which)
+{
+#if CALL
+    return npu_init_hook(&drv, (void *)0x48102000, fast_memory, sizeof(fast_memory), 1, which);
+#else
+    return which;
+#endif
+}
+"""
+
+
+@pytest.mark.parametrize("call", [0, 1])
+def test_only_a_function_pointer_reaches_it(cross_toolchain, tmp_path, call):
+    """No BL to ethosu_init, its address in a data word: called through a pointer, arguments
+    unknown. (Without the pointer, as in the ExecuTorch fixtures, nothing calls it: none.)"""
+    (tmp_path / "driver.c").write_text(DRIVER)
+    (tmp_path / "caller.c").write_text(POINTER_CALLER)
+    done = toolchain.run("gcc", ["-mcpu=cortex-m55", "-mthumb", "-O2", f"-DCALL={call}",
+                                 "-nostdlib", "-Wl,-e,main", "caller.c", "driver.c", "-o", "p.elf"],
+                         cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    image = Image.from_path(tmp_path / "p.elf")
+    assert callsite.from_code(image, "ethosu_init") == []
+    hook = image.lookup("npu_init_hook")[0].address
+    assert callsite.address_taken(image, "ethosu_init") == hook
+    found = resolve_fast_memory(ImageSymbols(image), FastMemoryRule())
+    assert found.unknown and f"held at {hook:#x}" in found.note

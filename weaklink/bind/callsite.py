@@ -150,9 +150,19 @@ def _call_sites(elf_data: bytes, callee: str) -> list[ArgValues]:
 
 
 # -- Thumb code -------------------------------------------------------------------------------
+def _targets(image, callee: str) -> tuple[set[int], list[tuple[int, int]]]:
+    """The callee's addresses, with GNU ld's long-branch stubs to it (`__callee_veneer`, a local
+    function that loads the callee's address into pc): a BL to the stub is a call of the callee.
+    Also the stubs' [start, end), whose literal is the callee's address but no function pointer."""
+    stubs = [s for s in image.lookup(f"__{callee}_veneer") if s.shndx]
+    targets = {s.address & ~1 for s in image.lookup(callee) if s.shndx}
+    return targets | {s.address & ~1 for s in stubs}, [(s.address & ~1, (s.address & ~1) + max(s.size, 8))
+                                                        for s in stubs]
+
+
 def from_code(image, callee: str) -> list[ArgValues]:
     """r0-r3 at every `BL callee` (or tail-call `B callee`) in the image's code."""
-    targets = {s.address & ~1 for s in image.lookup(callee) if s.shndx}
+    targets, _ = _targets(image, callee)
     if not targets:
         return []
     elf = image.elf
@@ -245,3 +255,25 @@ def _function_extents(image, lo: int, hi: int) -> list[tuple[int, int]]:
         nxt = starts[k + 1] if k + 1 < len(starts) else hi
         out.append((a, min(a + sized[a], hi) if sized[a] else nxt))
     return out
+
+
+def address_taken(image, callee: str) -> int | None:
+    """Where the image holds the callee's address as a word (a function pointer in data or a
+    literal pool; Thumb functions' pointers have bit 0 set), outside ld's stubs to it: the one way
+    left to call it that the code does not show. None when nothing holds it."""
+    funcs = {s.address & ~1 for s in image.lookup(callee) if s.shndx and s.type == S.STT_FUNC}
+    _, stubs = _targets(image, callee)
+    elf = image.elf
+    for i, sh in enumerate(elf.sections):
+        if int(sh["sh_type"]) != S.SHT_PROGBITS or not int(sh["sh_flags"]) & S.SHF_ALLOC:
+            continue
+        data, base = elf.section_bytes(i), int(sh["sh_addr"])
+        for func in funcs:
+            needle = struct.pack("<I", func | 1)
+            at = data.find(needle)
+            while at >= 0:
+                where = base + at
+                if where % 4 == 0 and not any(a <= where < b for a, b in stubs):
+                    return where
+                at = data.find(needle, at + 1)
+    return None

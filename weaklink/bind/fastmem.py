@@ -8,8 +8,9 @@ too small") and otherwise sets `base_addr[2] = fast_memory` (research brief §2,
 Where the value comes from, in order: a symbol the binding names; DWARF call-site parameters
 of the call to `ethosu_init`; the constants loaded into r2/r3 before the BL. The source is
 always said. A call whose r2 cannot be read is unknown (`address` None) and nothing is
-substituted: the check cannot tell. With `ethosu_init` not linked the driver has no fast
-memory; with no call of it found, none is assumed, and `assumption` says so.
+substituted: the check cannot tell. With `ethosu_init` not linked, or linked but neither
+called (directly or through ld's long-branch stub) nor held as a pointer anywhere in the image,
+the driver has no fast memory. A binding without [fast_memory] assumes none, and says so.
 """
 from __future__ import annotations
 
@@ -129,7 +130,12 @@ def resolve_fast_memory(symbols, rule: FastMemoryRule | None) -> FastMemory:
     found = _agreed(code, "literal pool / immediates before the call", image, rule.callee) or found
     if found is not None:
         return found
-    return _none("assumed", f"no call of {rule.callee} found in DWARF or in the code",
-                 f"{rule.callee} is linked but no direct call of it was found (DWARF call sites, "
-                 f"BL in the code): the driver is assumed to get no fast memory, so base_addr[2] "
-                 f"is used as the backend passes it")
+    pointer = callsite.address_taken(image, rule.callee)
+    if pointer is not None:
+        return FastMemory(None, None, "unknown",
+                          note=f"no call of {rule.callee} in the code, but its address is held at "
+                               f"{pointer:#x}: it is called through a pointer, with arguments the "
+                               f"code before a call does not show")
+    # Never called: the driver keeps the fast memory it was initialised with, none.
+    return _none("never called", f"{rule.callee} is linked but nothing calls it or holds its "
+                 "address: the driver is given no fast memory")
