@@ -35,6 +35,7 @@ class EmbeddedModel:
     symbol: str | None          # the array that marks it, when one starts there
     data: bytes                 # the flatbuffer, up to the furthest byte its operators use
     operators: tuple[EthosuOperator, ...]
+    offline_plan: str = "absent"    # Vela's offline memory plan: present, absent, or why unusable
 
 
 ARENA_ALIGNMENT = 16        # TFLM's MicroArenaBufferAlignment(): the arena's start is aligned up
@@ -76,7 +77,7 @@ def _model_at(symbols, data: bytes, address: int, origin: int, marker: str | Non
     if not model.operators:
         return None
     name = marker or _marker(symbols.image, address)
-    return EmbeddedModel(address, name, data[:model.extent], model.operators)
+    return EmbeddedModel(address, name, data[:model.extent], model.operators, model.offline_plan)
 
 
 def _marker(image, address: int) -> str | None:
@@ -178,7 +179,9 @@ def tensor_base(region: int, name: str, tensor: TflTensor, model: EmbeddedModel,
     bounds = (arena.address, arena.end)
     offset = tensor.offline_offset
     if offset is None or offset < 0:
-        why = "no offline memory plan in the model" if offset is None else "-1 in the offline plan"
+        why = ("-1 in the offline plan" if offset is not None else
+               "no offline memory plan in the model" if model.offline_plan == "absent" else
+               f"the offline memory plan is unusable: {model.offline_plan}")
         return arena.address, size, (f"tensor `{tensor.name}` ({size} B){again} in `{arena.name}` "
                                      f"[{arena.address:#x}, {arena.end:#x}): offset decided by "
                                      f"TFLM's planner at run time ({why})"), bounds, None
