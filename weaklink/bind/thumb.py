@@ -115,7 +115,8 @@ class _State:
         return self.regs.get(r)
 
     def set(self, r: int, value: int | None) -> None:
-        if value is None or (self.conditional and self.regs.get(r) != value & MASK):
+        # sp is never a constant the code shows: every push, pop and stack adjustment moves it
+        if value is None or r == SP or (self.conditional and self.regs.get(r) != value & MASK):
             self.regs.pop(r, None)
         else:
             self.regs[r] = value & MASK
