@@ -114,3 +114,24 @@ def test_thumb_constant_tracking_encodings():
     run(regs, 0x11A, 0xF2C3, 0x1300)                    # movt r3, #0x3100 with r3 unknown
     run(regs, 0x11E, 0xF2C3, 0x1300)                    # again: no None & 0xFFFF
     assert regs == {2: 0x31000035}
+
+
+def test_planned_tensors_start_at_the_arena_aligned_to_16():
+    """TFLM aligns the arena's start up to 16 bytes and adds the plan's offset; a tensor past
+    the arena's end makes AllocateTensors fail, which the note says; -1 is left to run time."""
+    from npu.read.tflite import TflTensor
+    from weaklink.bind.tflm import Arena, EmbeddedModel, tensor_base
+
+    model = EmbeddedModel(0x70000000, "g_model", b"", (), "present")
+    arena = Arena("tensor_arena", 0x31000004, 0x1000, "symbol")
+    planned = TflTensor(3, "input", (1, 8, 8, 8), 0, None, 0, 9, 0x200)
+    address, size, note, bounds, offset = tensor_base(3, "input", planned, model, arena, None)
+    assert (address, size, offset, bounds) == (0x31000010 + 0x200, 512, 0x200, (0x31000004, 0x31001004))
+    assert "(offline memory plan)" in note and "AllocateTensors" not in note
+    past = TflTensor(3, "input", (1, 64, 64, 8), 0, None, 0, 9, 0x200)
+    assert "AllocateTensors fails" in tensor_base(3, "input", past, model, arena, None)[2]
+    online = TflTensor(3, "input", (1, 8, 8, 8), 0, None, 0, 9, -1)
+    address, _, note, bounds, offset = tensor_base(3, "input", online, model, arena, None)
+    assert (address, offset) == (arena.address, None) and "-1 in the offline plan" in note
+    empty = TflTensor(2, "scratch_fast", (0,), 0, None, 0, 3, 0)
+    assert tensor_base(2, "fast", empty, model, arena, None)[:2] == (0, 0)
