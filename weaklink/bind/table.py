@@ -238,7 +238,13 @@ def apply_fast_memory(table: BaseAddressTable, fact: SymbolFact | None = None) -
     2 entries; the size stays the table's (the driver compares it with the fast memory's)."""
     fast = table.fast_memory
     old = table.base(FAST_MEMORY_INDEX)
-    if fast is None or not fast.given or old is None or len(table.bases) <= FAST_MEMORY_INDEX:
+    if fast is None or old is None or len(table.bases) <= FAST_MEMORY_INDEX:
+        return table
+    if fast.unknown:                 # the driver may replace it with a value the image hides
+        new = replace(old, note=f"{old.note}; unless ethosu_init's fast memory, which cannot be "
+                                "read, replaces it")
+        return replace(table, bases=tuple(new if b is old else b for b in table.bases))
+    if not fast.given:
         return table
     new = replace(old, address=fast.address, symbol=fact, size_symbol=None, arena=None, offset=None,
                   note=f"ethosu_init's fast memory replaces it: {fast.note}")
