@@ -3,6 +3,12 @@
 Each variant embeds Vela's default .tflite of the fixture network as a 16-byte-aligned C array
 (generated into the cache from the model generator's output), has a tensor arena, and passes
 fast memory (or none) to `ethosu_init`. Same cache, same incremental steps as weaklink.fixtures.
+
+The `network-tester-*` variants reproduce what TFLM's own CI builds (network_tester with the
+ethos-u operator on Corstone-300, Shared_Sram): every file at -Os, the image without DWARF
+by default and with it for BUILD_TYPE=debug; ethosu_init(drv, base, fast, 384 KB, 1, 1), which gcc -Os
+compiles to `ldr r2, [pc, #..]; strd r3, r3, [sp]; mov.w r3, #393216; bl ethosu_init`; Vela's
+offline memory plan in the .tflite; the tensor arena in DDR and the fast memory in SRAM.
 """
 from __future__ import annotations
 
@@ -11,6 +17,7 @@ from pathlib import Path
 
 from weaklink import fixtures, toolchain
 import weaklink.fixtures as fx
+from weaklink.errors import InputError
 from weaklink.fixtures import TARGETS, _step, cache_dir
 
 
@@ -37,6 +44,10 @@ class TflmVariant:
     arena_in_ddr: bool | None = None     # the tensor arena's memory, when not the target's
     expected: str = ""                   # the verdict the tests assert
     extra: tuple[str, ...] = field(default=())
+    debug: bool = True                   # DWARF in the image (TFLM's default build has none)
+    secure: int = 0                      # ethosu_init's secure_enable (TFLM passes 1, 1)
+    fast_via_pointer: bool = False       # ethosu_init gets the fast memory through a pointer variable
+    offline_plan: bool = True            # False: the .tflite's OfflineMemoryAllocation is renamed away
 
     def defines(self) -> list[str]:
         flags = [f"-DMODEL_ARRAY={self.model_array}", f"-DARENA_NAME={self.arena_name}",
@@ -47,6 +58,10 @@ class TflmVariant:
             flags.append(f"-DFAST_MEMORY_BYTES={self.fast_memory:#x}")
             if self.fast_in_sram:
                 flags.append("-DFAST_MEMORY_IN_SRAM")
+        if self.fast_via_pointer:
+            flags.append("-DFAST_MEMORY_VIA_POINTER")
+        if self.secure:
+            flags.append(f"-DNPU_SECURE={self.secure}")
         return flags
 
 
@@ -66,6 +81,16 @@ VARIANTS = (
     TflmVariant("arena-ddr-u55", "u55", arena_in_ddr=True, expected="ok"),
     # three ethos-u operators (two CPU ops in between): each one's table is checked
     TflmVariant("split-fast-sram-u85", "u85", 0x60000, network="split", expected="ok"),
+    # TFLM's CI configuration (network_tester on the Corstone-300 FVP): -Os, the STRD before
+    # the call, the offline plan, the arena in DDR (the NPU reaches DDR on the FVP)
+    TflmVariant("network-tester-Os-u55", "u55", 0x60000, opt="-Os", debug=False, secure=1,
+                arena_in_ddr=True, expected="ok", extra=("-DNPU_BASE_ADDRESS=0x48102000",)),
+    TflmVariant("network-tester-debug-u55", "u55", 0x60000, opt="-Os", secure=1,
+                arena_in_ddr=True, expected="ok", extra=("-DNPU_BASE_ADDRESS=0x48102000",)),
+    # the fast memory reaches ethosu_init through a pointer variable: the check cannot tell
+    TflmVariant("fast-via-pointer-u85", "u85", 0x60000, fast_via_pointer=True, expected="unknown"),
+    # a .tflite without the offline plan: TFLM's planner places the arena tensors at run time
+    TflmVariant("no-offline-plan-u55", "u55", offline_plan=False, expected="ok"),
 )
 
 
@@ -95,6 +120,22 @@ def model_source(tflite: Path, array: str, section: str, out: Path) -> Path:
     return out
 
 
+# Renaming the metadata entry (same length, so the flatbuffer stays valid) hides the plan from
+# TFLM, which looks it up by this exact name.
+OFFLINE_PLAN, NO_OFFLINE_PLAN = b"OfflineMemoryAllocation", b"OfflineMemoryPlanRemove"
+
+
+def without_offline_plan(tflite: Path, out: Path) -> Path:
+    data = tflite.read_bytes()
+    if data.count(OFFLINE_PLAN) != 1:
+        raise InputError(tflite, f"expected one {OFFLINE_PLAN.decode()} metadata name")
+    text = data.replace(OFFLINE_PLAN, NO_OFFLINE_PLAN)
+    if not out.exists() or out.read_bytes() != text:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_bytes(text)
+    return out
+
+
 def _compile(source: Path, out: Path, flags: list[str], opt: str, root: Path) -> Path:
     argv = [*toolchain.CPU_FLAGS, opt, "-g", "-ffunction-sections", "-fdata-sections",
             "-ffreestanding", "-Wall", "-Werror", f"-I{fx.FIRMWARE / 'include'}", f"-I{_tflm()}",
@@ -109,6 +150,8 @@ def build_variant(v: TflmVariant, cache: str | Path | None = None) -> TflmImage:
     t = TARGETS[v.target]
     tflite = fixtures.vela_tflite(v.target, v.network, cache=cache)
     out = root / "tflm" / v.name
+    if not v.offline_plan:
+        tflite = without_offline_plan(tflite, out / tflite.name)
     src = model_source(tflite, v.model_array, v.model_section, out / "model_data.c")
     objs = [_compile(src, out / "model_data.o", [], "-O2", root),
             _compile(_tflm() / "app.c", out / "app.o", [*v.defines(), *v.extra], v.opt, root),
@@ -119,7 +162,10 @@ def build_variant(v: TflmVariant, cache: str | Path | None = None) -> TflmImage:
         t = replace(t, name=f"{t.name}-arena-{'ddr' if v.arena_in_ddr else 'sram'}", arena_in_ddr=v.arena_in_ddr)
     script = Path(v.script) if v.script else fixtures._script(t, root)
     elf, map_ = out / f"{v.name}.elf", out / f"{v.name}.map"
+    # no -g: gcc's code does not depend on -g, so linking the -g objects with --strip-debug
+    # gives the image a build without -g would
     args = ["-T", script, "-Map", map_.relative_to(root), "-o", elf.relative_to(root),
+            *([] if v.debug else ["--strip-debug"]),
             *(o.relative_to(root) for o in objs), toolchain.libgcc_path()]
     _step("ld", args, elf, [script, *objs], root)
     return TflmImage(v, elf, map_, tflite)

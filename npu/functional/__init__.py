@@ -75,6 +75,8 @@ def run_functional(model, accelerator, placement: dict[int, tuple[int, int]], in
         raise InputError(model.path, f"--functional: {accelerator.name} splits weights across {accelerator.cores} "
                                      "cores; the functional engine models single-core configs")
     if model.weight_data is None or not model.inputs or not model.outputs:
+        if model.missing:                   # a .tflite names what it lacks
+            raise InputError(model.path, f"--functional needs {model.missing}")
         raise InputError(model.path, f"a {model.container} holds no weights or input/output placement: "
                                      "functional runs need Vela's raw .npz or the vela_bin_stream blob")
     try:

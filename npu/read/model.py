@@ -4,6 +4,15 @@ Accepted: Vela's raw ``.npz`` (``--output-format raw``), the Vela-compiled ``.tf
 (the ``ethos-u`` custom operator's tensors), the ExecuTorch ``vela_bin_stream`` blob, or a
 bare COP1 payload. The result is a :class:`Model`: the COP1 payload, the decoded commands,
 and what the container says about each region's size.
+
+A ``.tflite`` holds what a functional run needs too. Vela's operator inputs are the command
+stream, the weights ("read_only", a buffer of the flatbuffer: region 0), the scratch tensor
+(TFLM's arena, region 1), the fast scratch (region 2), then the input feature maps; its
+outputs are the output feature maps. The command stream addresses every feature map through
+region 1, at the offset Vela gave it inside the scratch area; the offline memory plan (the
+``OfflineMemoryAllocation`` metadata TFLM honours) holds those offsets: a feature map sits at
+its planned offset minus the scratch tensor's. Without the plan there is no placement, and
+``Model.missing`` says so.
 """
 from __future__ import annotations
 
@@ -30,6 +39,7 @@ class Model:
     outputs: tuple[VelaIO, ...] = ()
     operator: int | None = None         # which ethos-u operator of a tflite
     weight_data: bytes | None = None    # region 0's bytes, when the container holds them
+    missing: str = ""                   # what a functional run needs that the container lacks
 
     @property
     def product(self) -> int | None:
@@ -40,20 +50,54 @@ class Model:
                 if c.command.endswith("_REGION") and "region" in c.fields}
 
 
-def _tflite(data: bytes, path) -> list[tuple[bytes, dict[int, int]]]:
-    """(command stream, region sizes) of every ethos-u operator: region i is base entry i."""
-    ops = read_tflite(data, path).operators
-    if not ops:
+SCRATCH_ENTRY, FIRST_FEATURE_MAP = 1, 3     # Vela's entries: weights, scratch, fast scratch, IFMs
+
+
+def _tflite(data: bytes, path) -> list[tuple[bytes, dict[int, int], tuple, bytes | None, str]]:
+    """(command stream, region sizes, (inputs, outputs), weights, what is missing) of every
+    ethos-u operator: region i is base entry i."""
+    model = read_tflite(data, path)
+    if not model.operators:
         raise InputError(path, "tflite has no 'ethos-u' custom operator: not compiled by Vela?")
     out = []
-    for op in ops:
+    for op in model.operators:
         s = op.command_stream
+        weights = op.entries[0] if op.entries else None
+        blob = (data[weights.data_offset:weights.data_offset + weights.data_size]
+                if weights is not None and weights.data_offset is not None else None)
+        ios, missing = _feature_maps(op, model.offline_plan)
+        if blob is None:
+            missing = "the weights: the operator's first entry holds no buffer data"
         out.append((data[s.data_offset:s.data_offset + s.data_size],
-                    {i: size for i, size in enumerate(op.sizes) if size}))
+                    {i: size for i, size in enumerate(op.sizes) if size}, ios, blob, missing))
     return out
 
 
-def _decoded(container, cmd, sizes, ios, path, operator=None, weights=None) -> Model:
+def _feature_maps(op, plan: str) -> tuple[tuple, str]:
+    """The input and output feature maps as region-1 placements, from the offline plan."""
+    if op.num_inputs <= FIRST_FEATURE_MAP or len(op.entries) <= op.num_inputs:
+        return ((), ()), (f"Vela's operator layout (command stream, weights, scratch, fast scratch, "
+                          f"inputs; outputs): operator {op.number} has {op.num_inputs} base "
+                          f"entries from its inputs and {len(op.entries) - op.num_inputs} from its outputs")
+    if plan != "present":
+        why = "absent" if plan == "absent" else plan
+        return ((), ()), (f"the feature maps' offsets in the arena: the OfflineMemoryAllocation "
+                          f"metadata is {why}, so TFLM's planner places them at run time")
+    scratch = op.entries[SCRATCH_ENTRY]
+    ios = ([], [])
+    for k, t in enumerate(op.entries[FIRST_FEATURE_MAP:], FIRST_FEATURE_MAP):
+        where = ios[0] if k < op.num_inputs else ios[1]
+        if t.offline_offset is None or t.offline_offset < 0 or scratch.offline_offset is None \
+                or scratch.offline_offset < 0 or t.element_size is None:
+            return ((), ()), (f"the offset of tensor `{t.name}` in the arena: the offline plan "
+                              f"gives {t.offline_offset} for it and {scratch.offline_offset} for "
+                              f"the scratch tensor `{scratch.name}` (-1: placed at run time)")
+        where.append(VelaIO(shape=t.shape, elem_size=t.element_size,
+                            offset=t.offline_offset - scratch.offline_offset, region=SCRATCH_ENTRY))
+    return (tuple(ios[0]), tuple(ios[1])), ""
+
+
+def _decoded(container, cmd, sizes, ios, path, operator=None, weights=None, missing="") -> Model:
     cop1 = parse_cop1(cmd, path)
     if cop1.product is None:
         raise InputError(path, "COP1 payload has no OPTIMIZER_CONFIG: cannot tell the NPU", 4)
@@ -62,7 +106,8 @@ def _decoded(container, cmd, sizes, ios, path, operator=None, weights=None) -> M
     except KeyError:
         raise InputError(path, f"OPTIMIZER_CONFIG names unknown product {cop1.product}", 8) from None
     commands = decode_stream(cop1.stream, table, path)
-    return Model(path, container, cop1, tuple(commands), sizes, *ios, operator=operator, weight_data=weights)
+    return Model(path, container, cop1, tuple(commands), sizes, *ios, operator=operator,
+                 weight_data=weights, missing=missing)
 
 
 def load_models(source: str | Path | bytes, path: str | Path | None = None) -> list[Model]:
@@ -73,8 +118,8 @@ def load_models(source: str | Path | bytes, path: str | Path | None = None) -> l
     else:
         data = bytes(source)
     if data[4:8] == b"TFL3":
-        return [_decoded("tflite", cmd, sizes, ((), ()), path, k)
-                for k, (cmd, sizes) in enumerate(_tflite(data, path))]
+        return [_decoded("tflite", cmd, sizes, ios, path, k, weights, missing)
+                for k, (cmd, sizes, ios, weights, missing) in enumerate(_tflite(data, path))]
     sizes, ios, weights = {}, ((), ()), None
     if data[:2] == b"PK":
         container, (cmd, sizes, ios, weights) = "npz", read_npz(data, path)

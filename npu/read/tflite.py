@@ -13,10 +13,17 @@ reference field holds a uoffset relative to the field's own position. A vector i
 count followed by its elements; a string is a vector of bytes.
 
 TFLite schema field slots (schema.fbs, by declaration order):
-Model: 1 operator_codes, 2 subgraphs, 4 buffers. OperatorCode: 1 custom_code.
-SubGraph: 0 tensors, 3 operators. Tensor: 0 shape, 1 type, 2 buffer, 3 name.
+Model: 1 operator_codes, 2 subgraphs, 4 buffers, 6 metadata. OperatorCode: 1 custom_code.
+SubGraph: 0 tensors, 3 operators. Tensor: 0 shape, 1 type, 2 buffer, 3 name, 5 is_variable.
 Operator: 0 opcode_index, 1 inputs, 2 outputs, 5 custom_options.
 Buffer: 0 data, 1 offset, 2 size (offset/size: data stored after the flatbuffer, >2 GB models).
+Metadata: 0 name, 1 buffer.
+
+The offline memory plan: Vela writes a metadata entry named ``OfflineMemoryAllocation`` whose
+buffer is int32 [version, subgraph count, tensor count, one offset per tensor of every subgraph
+in order]. TFLM's planner places a tensor with an offset >= 0 at that offset from the start of
+its arena (aligned up to 16 bytes); -1 means planned online, at run time. TFLM refuses the model
+when the count differs from the model's tensor count.
 
 TFLM's ``ethos-u`` kernel: the custom options are a flexbuffer whose root, as int8, is 1
 (CO_TYPE_ETHOSU). Input 0 is the command stream. Inputs 1… then the outputs are the
@@ -37,12 +44,18 @@ MAX_BASE_ENTRIES = 8                 # the kernel passes at most 8 base addresse
 MAX_DIMS = 16
 
 # field slots, from the TFLite schema
-MODEL_OPCODES, MODEL_SUBGRAPHS, MODEL_BUFFERS = 1, 2, 4
+MODEL_OPCODES, MODEL_SUBGRAPHS, MODEL_BUFFERS, MODEL_METADATA = 1, 2, 4, 6
 OPCODE_CUSTOM = 1
 SUBGRAPH_TENSORS, SUBGRAPH_OPERATORS = 0, 3
-TENSOR_SHAPE, TENSOR_TYPE, TENSOR_BUFFER, TENSOR_NAME = 0, 1, 2, 3
+TENSOR_SHAPE, TENSOR_TYPE, TENSOR_BUFFER, TENSOR_NAME, TENSOR_IS_VARIABLE = 0, 1, 2, 3, 5
 OP_OPCODE, OP_INPUTS, OP_OUTPUTS, OP_CUSTOM_OPTIONS = 0, 1, 2, 5
 BUFFER_DATA, BUFFER_OFFSET, BUFFER_SIZE = 0, 1, 2
+METADATA_NAME, METADATA_BUFFER = 0, 1
+OFFLINE_PLAN = b"OfflineMemoryAllocation"
+ONLINE = -1                          # an offline-plan offset TFLM's planner decides at run time
+# Bytes per element of the schema's TensorType values (INT4 and STRING have no fixed size).
+TYPE_SIZE = {0: 4, 1: 2, 2: 4, 3: 1, 4: 8, 6: 1, 7: 2, 8: 8, 9: 1, 10: 8, 11: 16, 12: 8,
+             15: 4, 16: 2, 18: 2}
 
 # flexbuffer type codes (packed type >> 2) whose value is a plain integer
 FBT_INT, FBT_UINT = 1, 2
@@ -56,6 +69,8 @@ class TflTensor:
     buffer: int
     data_offset: int | None     # where the buffer's bytes start in the flatbuffer (None: empty)
     data_size: int
+    type: int = 9               # TensorType (9: INT8)
+    offline_offset: int | None = None   # the offline plan's offset (-1: online; None: no plan)
 
     @property
     def elements(self) -> int:
@@ -63,6 +78,16 @@ class TflTensor:
         for d in self.shape:
             n *= max(d, 0)
         return n
+
+    @property
+    def element_size(self) -> int | None:
+        return TYPE_SIZE.get(self.type)
+
+    @property
+    def nbytes(self) -> int | None:
+        """What TFLM allocates for it: elements times the type's size (None: no fixed size)."""
+        size = self.element_size
+        return None if size is None else self.elements * size
 
 
 @dataclass(frozen=True)
@@ -74,6 +99,7 @@ class EthosuOperator:
     index: int                      # operator index inside its subgraph
     command_stream: TflTensor
     entries: tuple[TflTensor, ...]  # base_addr[i] <- entries[i] (inputs 1…, then outputs)
+    num_inputs: int = 0             # how many entries come from the inputs (the rest: outputs)
 
     @property
     def sizes(self) -> tuple[int, ...]:
@@ -88,6 +114,7 @@ class EthosuOperator:
 class TfliteModel:
     operators: tuple[EthosuOperator, ...]
     extent: int                     # bytes from the start that the read objects reach
+    offline_plan: str = "absent"    # "present", "absent", or why TFLM would refuse it
 
 
 def looks_like_tflite(data: bytes, at: int = 0) -> bool:
@@ -200,7 +227,27 @@ def _flex_root_int(data: bytes) -> int | None:
     return int.from_bytes(data[-2 - width:-2], "little", signed=packed >> 2 == FBT_INT)
 
 
-def _tensor(r: _Reader, model: _Table, subgraph: _Table, index: int) -> TflTensor:
+def _offline_plan(r: _Reader, model: _Table, tensors: int) -> tuple[tuple[int, ...] | None, str]:
+    """The offsets of Vela's OfflineMemoryAllocation metadata, one per tensor of every subgraph,
+    and its state: "present", "absent", or why TFLM would refuse it."""
+    _, count = model.vector(MODEL_METADATA, 4)
+    for k in range(count):
+        meta = model.element(MODEL_METADATA, k, f"metadata {k}")
+        if meta.string(METADATA_NAME) != OFFLINE_PLAN:
+            continue
+        index = meta.scalar(METADATA_BUFFER, "I")
+        start, size = model.element(MODEL_BUFFERS, index, f"buffer {index}").vector(BUFFER_DATA, 1)
+        if size < 12 or size % 4:
+            return None, f"its {size}-byte buffer is not int32 [version, subgraphs, count, offsets...]"
+        words = struct.unpack_from(f"<{size // 4}i", r.data, start)
+        if words[2] != tensors or len(words) - 3 < tensors:
+            return None, (f"it has {words[2]} offsets for {tensors} tensors: TFLM refuses the model "
+                          f"(\"Nbr of offline buffer offsets ... not equal nbr tensors\")")
+        return tuple(words[3:3 + tensors]), "present"
+    return None, "absent"
+
+
+def _tensor(r: _Reader, model: _Table, subgraph: _Table, index: int, plan=None) -> TflTensor:
     t = subgraph.element(SUBGRAPH_TENSORS, index, f"tensor {index}")
     shape = t.ints(TENSOR_SHAPE, MAX_DIMS)
     buffer = t.scalar(TENSOR_BUFFER, "I")
@@ -214,7 +261,8 @@ def _tensor(r: _Reader, model: _Table, subgraph: _Table, index: int) -> TflTenso
             offset, size = b.scalar(BUFFER_OFFSET, "Q"), b.scalar(BUFFER_SIZE, "Q")
             r._need(offset, size, f"buffer {buffer} data")
     name = t.string(TENSOR_NAME).decode("utf-8", "replace")
-    return TflTensor(index, name, tuple(shape), buffer, offset, size)
+    return TflTensor(index, name, tuple(shape), buffer, offset, size, t.scalar(TENSOR_TYPE, "B"),
+                     plan[index] if plan is not None else None)
 
 
 def read_tflite(data: bytes, path=None, origin: int = 0) -> TfliteModel:
@@ -234,8 +282,15 @@ def read_tflite(data: bytes, path=None, origin: int = 0) -> TfliteModel:
         custom.append(code.string(OPCODE_CUSTOM) == CUSTOM_CODE)
     ops = []
     _, nsub = model.vector(MODEL_SUBGRAPHS, 4)
-    for s in range(nsub):
-        sg = model.element(MODEL_SUBGRAPHS, s, f"subgraph {s}")
+    subgraphs = [model.element(MODEL_SUBGRAPHS, s, f"subgraph {s}") for s in range(nsub)]
+    counts = [sg.vector(SUBGRAPH_TENSORS, 4)[1] for sg in subgraphs]
+    try:
+        offsets, plan_state = _offline_plan(r, model, sum(counts))
+    except InputError as e:              # TFLM would not read it either: no plan, and why
+        offsets, plan_state = None, f"unreadable: {e.what}"
+    for s, sg in enumerate(subgraphs):
+        first = sum(counts[:s])         # the plan lists every subgraph's tensors in order
+        plan = offsets[first:first + counts[s]] if offsets is not None else None
         _, nops = sg.vector(SUBGRAPH_OPERATORS, 4)
         for k in range(nops):
             op = sg.element(SUBGRAPH_OPERATORS, k, f"operator {k}")
@@ -250,10 +305,12 @@ def read_tflite(data: bytes, path=None, origin: int = 0) -> TfliteModel:
             inputs, outputs = op.ints(OP_INPUTS), op.ints(OP_OUTPUTS)
             if not inputs:
                 r.fail(op.offset, f"operator {k}: an ethos-u operator with a command-stream input")
-            indices = [i for i in (*inputs[1:], *outputs) if i >= 0][:MAX_BASE_ENTRIES]
+            from_inputs = [i for i in inputs[1:] if i >= 0]
+            indices = [*from_inputs, *(i for i in outputs if i >= 0)][:MAX_BASE_ENTRIES]
             stream = _tensor(r, model, sg, inputs[0])
             if stream.data_offset is None:
                 r.fail(op.offset, f"operator {k}: a command-stream tensor with data")
-            entries = tuple(_tensor(r, model, sg, i) for i in indices)
-            ops.append(EthosuOperator(len(ops), s, k, stream, entries))
-    return TfliteModel(tuple(ops), r.extent)
+            entries = tuple(_tensor(r, model, sg, i, plan) for i in indices)
+            ops.append(EthosuOperator(len(ops), s, k, stream, entries,
+                                      min(len(from_inputs), MAX_BASE_ENTRIES)))
+    return TfliteModel(tuple(ops), r.extent, plan_state)

@@ -76,32 +76,62 @@ def test_without_dwarf_the_code_before_the_call_tells(no_dwarf_O0):
     assert (table.fast_memory.symbol, table.fast_memory.size) == ("ethosu_fast_memory", 0x60000)
 
 
-def test_no_call_is_unknown_never_a_guess(firmware):
+def test_never_called_means_no_fast_memory(firmware):
+    """The ExecuTorch fixture links ethosu_init but nothing calls it or holds its address: the
+    driver keeps the fast memory it starts with, none. A fact from the image, not a guess."""
     [table] = resolve_tables(ElfFile.from_path(firmware["weak-custom-u85"].elf),
                              load_binding("executorch-arm"))
-    assert table.fast_memory.address is None and table.fast_memory.source == "unknown"
-    assert "ethosu_init" in table.fast_memory.note
+    fast = table.fast_memory
+    assert (fast.address, fast.given, fast.unknown, fast.source) == (0, False, False, "never called")
+    assert "nothing calls it or holds its address" in fast.note and not fast.assumption
 
 
 def test_thumb_constant_tracking_encodings():
     """Hand-assembled Thumb encodings (Armv8-M ARM): what each does to the r2/r3 constants."""
-    from weaklink.bind.callsite import _step
+    from weaklink.bind.thumb import Insn, step
+
+    def run(regs, pc, hw1, hw2=0, word=None):
+        step(regs, Insn(pc, hw1, hw2, 4 if hw2 or hw1 >> 11 in (0x1D, 0x1E, 0x1F) else 2), word)
 
     regs: dict = {}
-    _step(regs, 0x100, 0x4A09, 0, lambda a: 0x31000000 if a == 0x100 + 4 + 36 else None)  # ldr r2, [pc, #36]
+    run(regs, 0x100, 0x4A09, word=lambda a: 0x31000000 if a == 0x100 + 4 + 36 else None)  # ldr r2, [pc, #36]
     assert regs[2] == 0x31000000
-    _step(regs, 0x102, 0xB2D2, 0, None)                 # uxtb r2, r2: unknown from here
+    run(regs, 0x102, 0xB2D2)                            # uxtb r2, r2: unknown from here
     assert 2 not in regs
-    _step(regs, 0x104, 0xF44F, 0x23C0, None)            # mov.w r3, #0x60000 (modified immediate)
-    _step(regs, 0x108, 0x461A, 0, None)                 # mov r2, r3
+    run(regs, 0x104, 0xF44F, 0x23C0)                    # mov.w r3, #0x60000 (modified immediate)
+    run(regs, 0x108, 0x461A)                            # mov r2, r3
     assert regs == {2: 0x60000, 3: 0x60000}
-    _step(regs, 0x10A, 0xBC0C, 0, None)                 # pop {r2, r3}
+    run(regs, 0x10A, 0xBC0C)                            # pop {r2, r3}
     assert regs == {}
-    _step(regs, 0x10C, 0xF240, 0x0234, None)            # movw r2, #0x34
-    _step(regs, 0x110, 0xF2C3, 0x1200, None)            # movt r2, #0x3100
+    run(regs, 0x10C, 0xF240, 0x0234)                    # movw r2, #0x34
+    run(regs, 0x110, 0xF2C3, 0x1200)                    # movt r2, #0x3100
     assert regs == {2: 0x31000034}
-    _step(regs, 0x114, 0xB580, 0, None)                 # push {r7, lr}
-    _step(regs, 0x116, 0x9301, 0, None)                 # str r3, [sp, #4]
+    run(regs, 0x114, 0xB580)                            # push {r7, lr}
+    run(regs, 0x116, 0x9301)                            # str r3, [sp, #4]
     assert regs == {2: 0x31000034}
-    _step(regs, 0x118, 0x3201, 0, None)                 # adds r2, #1
-    assert regs == {}
+    run(regs, 0x118, 0x3201)                            # adds r2, #1: a known sum
+    assert regs == {2: 0x31000035}
+    run(regs, 0x11A, 0xF2C3, 0x1300)                    # movt r3, #0x3100 with r3 unknown
+    run(regs, 0x11E, 0xF2C3, 0x1300)                    # again: no None & 0xFFFF
+    assert regs == {2: 0x31000035}
+
+
+def test_planned_tensors_start_at_the_arena_aligned_to_16():
+    """TFLM aligns the arena's start up to 16 bytes and adds the plan's offset; a tensor past
+    the arena's end makes AllocateTensors fail, which the note says; -1 is left to run time."""
+    from npu.read.tflite import TflTensor
+    from weaklink.bind.tflm import Arena, EmbeddedModel, tensor_base
+
+    model = EmbeddedModel(0x70000000, "g_model", b"", (), "present")
+    arena = Arena("tensor_arena", 0x31000004, 0x1000, "symbol")
+    planned = TflTensor(3, "input", (1, 8, 8, 8), 0, None, 0, 9, 0x200)
+    address, size, note, bounds, offset = tensor_base(3, "input", planned, model, arena, None)
+    assert (address, size, offset, bounds) == (0x31000010 + 0x200, 512, 0x200, (0x31000004, 0x31001004))
+    assert "(offline memory plan)" in note and "AllocateTensors" not in note
+    past = TflTensor(3, "input", (1, 64, 64, 8), 0, None, 0, 9, 0x200)
+    assert "AllocateTensors fails" in tensor_base(3, "input", past, model, arena, None)[2]
+    online = TflTensor(3, "input", (1, 8, 8, 8), 0, None, 0, 9, -1)
+    address, _, note, bounds, offset = tensor_base(3, "input", online, model, arena, None)
+    assert (address, offset) == (arena.address, None) and "-1 in the offline plan" in note
+    empty = TflTensor(2, "scratch_fast", (0,), 0, None, 0, 3, 0)
+    assert tensor_base(2, "fast", empty, model, arena, None)[:2] == (0, 0)

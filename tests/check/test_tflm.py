@@ -53,7 +53,7 @@ def test_verdict_findings_and_fast_memory_source(tflm, variant):
     assert report.exit_code == (0 if verdict == "ok" else 1)
 
 
-@pytest.mark.parametrize("variant", sorted(EXPECTED))
+@pytest.mark.parametrize("variant", sorted(v.name for v in fixtures_tflm.VARIANTS))
 def test_bases_against_the_image(tflm, variant):
     im = tflm[variant]
     syms = nm(im.elf)
@@ -73,15 +73,25 @@ def _assert_table(table, oracle, syms, model, arena, arena_size):
     weights = table.base(0)
     assert weights.address == model + oracle["weights"] and weights.size == oracle["sizes"][0]
     assert (table.arena.address, table.arena.size) == (arena, arena_size)
-    fast = "ethosu_fast_memory" in syms        # the variants that pass fast memory
+    fast = table.fast_memory.given             # the variants whose fast memory replaces region 2
+    assert fast == ("ethosu_fast_memory" in syms and table.fast_memory.address is not None)
     assert [b.size for b in table.bases] == oracle["sizes"]
     for b in table.bases[1:]:
+        offset = oracle["offsets"][b.region]
         if b.region == 2 and fast:
             assert b.address == syms["ethosu_fast_memory"][0] and b.arena is None
             assert table.fast_memory.size == syms["ethosu_fast_memory"][1]
+        elif b.size == 0:
+            assert b.address == 0 and "no memory" in b.note    # TFLM passes NULL
+        elif offset is None:
+            # no offline plan: TFLM's planner decides at run time; only the bounds are known
+            assert b.arena == (arena, arena + arena_size) and b.offset is None
+            assert "decided by TFLM's planner at run time" in b.note
         else:
-            # placed by TFLM's planner at run time: only the arena's bounds are known
-            assert b.arena == (arena, arena + arena_size) and "decided by TFLM's planner" in b.note
+            # Vela's offline plan, honoured by TFLM's planner: the arena's start aligned to 16
+            assert b.arena == (arena, arena + arena_size) and offset is not None and offset >= 0
+            assert (b.offset, b.address) == (offset, ((arena + 15) & ~15) + offset)
+            assert "(offline memory plan)" in b.note
 
 
 def test_no_fast_memory_is_read_as_zero_not_unknown(tflm):
@@ -107,7 +117,9 @@ def test_cli_detects_the_preset_and_reports_operators(tflm, capsys):
     [op] = out["operators"]
     assert (op["model_symbol"], op["operator"], op["verdict"]) == ("g_model", 0, "ok")
     assert [b["region"] for b in op["bases"]] == [0, 1, 2, 3, 4]
-    assert op["bases"][1]["decided_at_run_time"] and not op["bases"][0]["decided_at_run_time"]
+    # Vela's offline plan places the arena tensors: nothing is left to run time
+    assert not any(b["decided_at_run_time"] for b in op["bases"])
+    assert op["bases"][1]["arena_offset"] == 0 and op["bases"][0]["arena_offset"] is None
     for key in ("fast_scratch", "cycles", "findings", "bases", "model", "emulation"):
         assert key in out                       # today's fields stay
 
@@ -125,8 +137,10 @@ def test_executorch_images_still_detect_executorch(firmware):
     report = check(firmware["weak-example-u85"].elf, accelerator="ethos-u85-256",
                    system_config="Ethos_U85_SYS_DRAM_Mid", memory_mode="Dedicated_Sram_384KB")
     assert report.table.binding == "executorch-arm" and report.verdict == "ok"
-    # the fixture backend never calls ethosu_init: nothing is substituted, and that is said
-    assert report.table.fast_memory.address is None
+    # the fixture never calls ethosu_init nor holds its address: the driver has no fast memory
+    fast = report.table.fast_memory
+    assert (fast.address, fast.given, fast.source) == (0, False, "never called")
+    assert not report.assumptions
     assert [op.table.operator for op in report.operators] == [None]
 
 

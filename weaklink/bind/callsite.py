@@ -7,10 +7,13 @@ AAPCS the third and fourth arguments travel in r2 and r3. Two sources, tried in 
    DW_AT_call_origin is the callee has DW_TAG_call_site_parameter children; the one located
    in r2 (DW_OP_reg2) carries DW_AT_call_value, e.g. DW_OP_addr of the buffer, and r3's the
    size as a constant expression.
-2. The code before the call (an unoptimised build): the Thumb instructions from the calling
-   function's start to the BL, tracking the constants loaded into r2 and r3 (LDR from the
-   literal pool, MOVW/MOVT, MOVS/MOV.W immediates, MOV between registers). Any other write to
-   r2/r3 makes that register unknown.
+2. The code before the call (any build, DWARF or not): the calling function's Thumb code,
+   followed along its branches from its start to the BL (weaklink.bind.thumb), tracking the
+   constants loaded into registers (LDR from the literal pool, MOVW/MOVT, MOVS/MOV.W, ADR,
+   MOV between registers, arithmetic on known values). Where paths meet, a register keeps
+   its value only when every path agrees; an instruction that may write a register without
+   a constant makes it unknown; a function that jumps through a register or a table gives
+   no value at all.
 
 Either gives an `ArgValues` with its source; None means "unknown" to the caller, never a guess.
 """
@@ -20,13 +23,11 @@ import io
 import struct
 from dataclasses import dataclass
 
+from weaklink.bind import thumb
 from weaklink.errors import InputError
 from weaklink.read import elfstructs as S
 
 FAST_MEMORY_REG, FAST_MEMORY_SIZE_REG = 2, 3
-# 16-bit "miscellaneous" encodings (first byte) that write no low register: add/sub sp,
-# cbz/cbnz, push, bkpt, it and hints.
-SAFE_MISC = {0xB0, 0xB1, 0xB3, 0xB4, 0xB5, 0xB9, 0xBB, 0xBE, 0xBF}
 
 
 @dataclass(frozen=True)
@@ -34,6 +35,7 @@ class ArgValues:
     call_site: int                  # address of the BL
     values: dict                    # register number -> value (absent: unknown)
     source: str                     # "dwarf call site" | "literal pool"
+    note: str = ""                  # why no register could be read, when that is known
 
 
 # -- DWARF ------------------------------------------------------------------------------------
@@ -148,79 +150,19 @@ def _call_sites(elf_data: bytes, callee: str) -> list[ArgValues]:
 
 
 # -- Thumb code -------------------------------------------------------------------------------
-def _thumb_expand_imm(imm12: int) -> int:
-    """ThumbExpandImm (Armv7-M/Armv8-M ARM, A5.3.2)."""
-    if imm12 >> 10 == 0:
-        byte, kind = imm12 & 0xFF, (imm12 >> 8) & 3
-        return [byte, byte << 16 | byte, byte << 24 | byte << 8,
-                byte << 24 | byte << 16 | byte << 8 | byte][kind]
-    unrotated, rot = 0x80 | (imm12 & 0x7F), imm12 >> 7
-    return ((unrotated >> rot) | (unrotated << (32 - rot))) & 0xFFFFFFFF
-
-
-def _bl_target(pc: int, hw1: int, hw2: int) -> int | None:
-    """The target of a Thumb BL (T1) at `pc`, or None when it is not a BL."""
-    if hw1 >> 11 != 0b11110 or (hw2 & 0xD000) != 0xD000:
-        return None
-    s = (hw1 >> 10) & 1
-    i1, i2 = 1 - (((hw2 >> 13) & 1) ^ s), 1 - (((hw2 >> 11) & 1) ^ s)
-    off = s << 24 | i1 << 23 | i2 << 22 | (hw1 & 0x3FF) << 12 | (hw2 & 0x7FF) << 1
-    if s:
-        off -= 1 << 25
-    return (pc + 4 + off) & 0xFFFFFFFF
-
-
-def _step(regs: dict, pc: int, hw1: int, hw2: int, word) -> None:
-    """Track constants in r0-r7 across one instruction (16- or 32-bit)."""
-    if hw1 >> 11 in (0b11101, 0b11110, 0b11111):          # 32-bit
-        rd = (hw2 >> 8) & 0xF
-        if (hw1 & 0xFB40) == 0xF240 and not hw2 & 0x8000:   # MOVW / MOVT (T3 / T1)
-            imm16 = (hw1 & 0xF) << 12 | ((hw1 >> 10) & 1) << 11 | ((hw2 >> 12) & 7) << 8 | hw2 & 0xFF
-            if hw1 & 0x0080:
-                regs[rd] = (regs[rd] & 0xFFFF) | imm16 << 16 if rd in regs else None
-            else:
-                regs[rd] = imm16
-        elif (hw1 & 0xFBEF) == 0xF04F and not hw2 & 0x8000:  # MOV.W Rd, #imm (T2)
-            regs[rd] = _thumb_expand_imm(((hw1 >> 10) & 1) << 11 | ((hw2 >> 12) & 7) << 8 | hw2 & 0xFF)
-        elif (hw1 & 0xFF7F) == 0xF85F:                       # LDR.W Rt, [pc, #±imm12]
-            rt, imm = (hw2 >> 12) & 0xF, hw2 & 0xFFF
-            base = (pc + 4) & ~3
-            regs[rt] = word(base + imm if hw1 & 0x80 else base - imm)
-        else:
-            # Any other 32-bit instruction may write r2/r3: forget them unless it is a store.
-            if not (hw1 >> 9 == 0b1111100 and not hw1 & 0x10):
-                regs.pop(FAST_MEMORY_REG, None)
-                regs.pop(FAST_MEMORY_SIZE_REG, None)
-        return
-    if hw1 >> 11 == 0b01001:                                 # LDR Rt, [pc, #imm8*4] (T1)
-        regs[(hw1 >> 8) & 7] = word(((pc + 4) & ~3) + (hw1 & 0xFF) * 4)
-    elif hw1 >> 11 == 0b00100:                               # MOVS Rd, #imm8
-        regs[(hw1 >> 8) & 7] = hw1 & 0xFF
-    elif hw1 >> 8 == 0b01000110:                             # MOV Rd, Rm (T1)
-        rd, rm = (hw1 & 7) | (hw1 >> 4) & 8, (hw1 >> 3) & 0xF
-        regs[rd] = regs.get(rm)
-    elif hw1 >> 11 == 0b10100:                               # ADR Rd, label: a constant
-        regs[(hw1 >> 8) & 7] = ((pc + 4) & ~3) + (hw1 & 0xFF) * 4
-    elif hw1 >> 12 in (0b0101, 0b0110, 0b0111, 0b1000, 0b1001) and not (hw1 >> 11) & 1:
-        pass                                                 # stores leave registers alone
-    elif hw1 >> 12 in (0b1101, 0b1110) or hw1 >> 8 in SAFE_MISC:
-        pass                    # branches, add/sub sp, cbz/cbnz, push, bkpt, it and hints
-    elif (hw1 & 0xFE00) == 0xBC00:                           # POP {reglist}
-        for rd in (FAST_MEMORY_REG, FAST_MEMORY_SIZE_REG):
-            if hw1 >> rd & 1:
-                regs.pop(rd, None)
-    else:
-        # A data-processing or load instruction: r2/r3 may be its destination (bits 2:0 or 10:8).
-        for rd in (hw1 & 7, (hw1 >> 8) & 7):
-            if rd in (FAST_MEMORY_REG, FAST_MEMORY_SIZE_REG):
-                regs.pop(rd, None)
-    for k in [k for k, v in regs.items() if v is None]:
-        del regs[k]
+def _targets(image, callee: str) -> tuple[set[int], list[tuple[int, int]]]:
+    """The callee's addresses, with GNU ld's long-branch stubs to it (`__callee_veneer`, a local
+    function that loads the callee's address into pc): a BL to the stub is a call of the callee.
+    Also the stubs' [start, end), whose literal is the callee's address but no function pointer."""
+    stubs = [s for s in image.lookup(f"__{callee}_veneer") if s.shndx]
+    targets = {s.address & ~1 for s in image.lookup(callee) if s.shndx}
+    return targets | {s.address & ~1 for s in stubs}, [(s.address & ~1, (s.address & ~1) + max(s.size, 8))
+                                                        for s in stubs]
 
 
 def from_code(image, callee: str) -> list[ArgValues]:
-    """r2/r3 at every `BL callee` in the image's code, from the calling function's start."""
-    targets = {s.address & ~1 for s in image.lookup(callee) if s.shndx}
+    """r0-r3 at every `BL callee` (or tail-call `B callee`) in the image's code."""
+    targets, _ = _targets(image, callee)
     if not targets:
         return []
     elf = image.elf
@@ -234,34 +176,104 @@ def from_code(image, callee: str) -> list[ArgValues]:
 
 
 def _scan(image, code: bytes, base: int, targets: set[int]) -> list[ArgValues]:
-    starts = sorted(a for a in _function_starts(image) if base <= a < base + len(code))
-    out = []
-
     def word(addr):
         off = addr - base
         return struct.unpack_from("<I", code, off)[0] if 0 <= off <= len(code) - 4 else None
 
-    for n, start in enumerate(starts):
-        end = starts[n + 1] if n + 1 < len(starts) else base + len(code)
-        regs: dict = {}
-        pc = start
-        while pc + 2 <= end:
-            hw1 = struct.unpack_from("<H", code, pc - base)[0]
-            wide = hw1 >> 11 in (0b11101, 0b11110, 0b11111)
-            hw2 = struct.unpack_from("<H", code, pc - base + 2)[0] if wide and pc + 4 <= end else 0
-            target = _bl_target(pc, hw1, hw2) if wide else None
-            if target is not None:
-                if target in targets:
-                    out.append(ArgValues(pc, {r: regs[r] for r in (FAST_MEMORY_REG, FAST_MEMORY_SIZE_REG)
-                                              if regs.get(r) is not None}, "literal pool"))
-                regs = {}        # a call clobbers r0-r3 (AAPCS)
-            else:
-                _step(regs, pc, hw1, hw2, word)
-            pc += 4 if wide else 2
+    out = []
+    for start, end in _function_extents(image, base, base + len(code)):
+        out += _calls_in(code, base, start, end, targets, word)
     return out
 
 
-def _function_starts(image) -> set[int]:
-    """Where the image's functions (local and global) start: instruction-stream entry points."""
+def _merge(old: dict, new: dict) -> dict:
+    """Where two paths meet, a register is known only when both give it the same value."""
+    return {r: v for r, v in old.items() if new.get(r) == v}
+
+
+def _calls_in(code, base, start, end, targets, word) -> list[ArgValues]:
+    """Every call of a target in the function [start, end): the constants in r0-r3 on every
+    path that reaches it (a forward dataflow over the function's branches, to a fixpoint)."""
+    states: dict[tuple[int, int], dict] = {(start, 0): {}}
+    calls: dict[int, dict] = {}
+    work, opaque = [(start, 0)], False
+    while work:
+        key = work.pop()
+        pc, it_left = key
+        insn = thumb.decode(code, base, pc, end)
+        if insn is None:
+            continue
+        regs = dict(states[key])
+        before = dict(regs)
+        flow = thumb.step(regs, insn, word, conditional=it_left > 0)
+        succ = []
+        nxt = (pc + insn.size, max(it_left - 1, 0) if not flow.it else flow.it)
+        if flow.kind in (thumb.CALL, thumb.JUMP, thumb.BRANCH) and flow.target in targets:
+            calls[pc] = _merge(calls[pc], before) if pc in calls else before
+        if flow.kind in (thumb.NEXT, thumb.CALL) or it_left:
+            succ.append((nxt, regs))
+        if flow.kind in (thumb.JUMP, thumb.BRANCH) and start <= flow.target < end:
+            succ.append(((flow.target, 0), regs))
+        if flow.kind == thumb.BRANCH and not it_left:
+            succ.append((nxt, regs))
+        opaque |= flow.kind == thumb.OPAQUE
+        for at, state in succ:
+            old = states.get(at)
+            merged = dict(state) if old is None else _merge(old, state)
+            if old is None or len(merged) != len(old):
+                states[at] = merged
+                work.append(at)
+    if opaque:
+        # A jump through a register or a table may land anywhere: every call in the
+        # function is reported, and none of its registers is known.
+        why = "the calling function also jumps through a register or a table"
+        return [ArgValues(pc, {}, "literal pool", why) for pc in _linear_calls(code, base, start, end, targets)]
+    return [ArgValues(pc, {r: v for r, v in regs.items() if r <= 3}, "literal pool")
+            for pc, regs in sorted(calls.items())]
+
+
+def _linear_calls(code, base, start, end, targets) -> list[int]:
+    pc, out = start, []
+    while (insn := thumb.decode(code, base, pc, end)) is not None:
+        if insn.size == 4 and thumb.bl_target(pc, insn.hw1, insn.hw2) in targets:
+            out.append(pc)
+        pc += insn.size
+    return out
+
+
+def _function_extents(image, lo: int, hi: int) -> list[tuple[int, int]]:
+    """[start, end) of every function (local and global) in [lo, hi): its symbol's size, or
+    up to the next function when the size is 0."""
     c = image.defined
-    return {a for a, t in zip(c.address, c.type) if t == S.STT_FUNC}
+    sized: dict[int, int] = {}
+    for a, t, n in zip(c.address, c.type, c.size):
+        if t == S.STT_FUNC and lo <= a < hi:
+            sized[a] = max(sized.get(a, 0), n)
+    starts = sorted(sized)
+    out = []
+    for k, a in enumerate(starts):
+        nxt = starts[k + 1] if k + 1 < len(starts) else hi
+        out.append((a, min(a + sized[a], hi) if sized[a] else nxt))
+    return out
+
+
+def address_taken(image, callee: str) -> int | None:
+    """Where the image holds the callee's address as a word (a function pointer in data or a
+    literal pool; Thumb functions' pointers have bit 0 set), outside ld's stubs to it: the one way
+    left to call it that the code does not show. None when nothing holds it."""
+    funcs = {s.address & ~1 for s in image.lookup(callee) if s.shndx and s.type == S.STT_FUNC}
+    _, stubs = _targets(image, callee)
+    elf = image.elf
+    for i, sh in enumerate(elf.sections):
+        if int(sh["sh_type"]) != S.SHT_PROGBITS or not int(sh["sh_flags"]) & S.SHF_ALLOC:
+            continue
+        data, base = elf.section_bytes(i), int(sh["sh_addr"])
+        for func in funcs:
+            needle = struct.pack("<I", func | 1)
+            at = data.find(needle)
+            while at >= 0:
+                where = base + at
+                if where % 4 == 0 and not any(a <= where < b for a, b in stubs):
+                    return where
+                at = data.find(needle, at + 1)
+    return None

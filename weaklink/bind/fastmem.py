@@ -7,7 +7,10 @@ too small") and otherwise sets `base_addr[2] = fast_memory` (research brief §2,
 
 Where the value comes from, in order: a symbol the binding names; DWARF call-site parameters
 of the call to `ethosu_init`; the constants loaded into r2/r3 before the BL. The source is
-always said; when none tells, the value is unknown and nothing is substituted.
+always said. A call whose r2 cannot be read is unknown (`address` None) and nothing is
+substituted: the check cannot tell. With `ethosu_init` not linked, or linked but neither
+called (directly or through ld's long-branch stub) nor held as a pointer anywhere in the image,
+the driver has no fast memory. A binding without [fast_memory] assumes none, and says so.
 """
 from __future__ import annotations
 
@@ -17,6 +20,7 @@ import numpy as np
 
 from weaklink.bind import callsite
 from weaklink.bind.binding import FastMemoryRule
+from weaklink.bind.callsite import FAST_MEMORY_REG, FAST_MEMORY_SIZE_REG
 from weaklink.read import elfstructs as S
 
 FAST_MEMORY_INDEX = 2           # base_addr index the driver replaces
@@ -30,15 +34,25 @@ class FastMemory:
     source: str                 # where the value was read, or "unknown"
     symbol: str | None = None   # the symbol at `address`, when one covers it
     note: str = ""
+    assumption: str = ""        # the value is assumed, not read: this sentence says what and why
 
     @property
     def given(self) -> bool:
         """The driver substitutes region 2 only for a known, non-zero fast memory."""
         return bool(self.address)
 
+    @property
+    def unknown(self) -> bool:
+        return self.address is None
+
     def to_json(self) -> dict:
         return {"address": self.address, "size": self.size, "source": self.source,
-                "symbol": self.symbol, "note": self.note}
+                "symbol": self.symbol, "note": self.note, "unknown": self.unknown,
+                "assumption": self.assumption or None}
+
+
+def _none(source: str, note: str, assumption: str = "") -> FastMemory:
+    return FastMemory(0, 0, source, note=note, assumption=assumption)
 
 
 def symbol_at(image, address: int) -> str | None:
@@ -68,15 +82,23 @@ def _from_symbols(symbols, rule: FastMemoryRule) -> FastMemory | None:
 
 
 def _agreed(calls, source: str, image, callee: str) -> FastMemory | None:
-    """One value when every call site of `callee` passes the same r2 (and r3)."""
-    seen = {(c.values.get(2), c.values.get(3)) for c in calls if 2 in c.values}
+    """One value when every call site of `callee` passes the same known r2 (and r3); unknown,
+    with why, when a site's r2 cannot be read or the sites disagree."""
     if not calls:
         return None
-    if len(seen) != 1:
-        sites = ", ".join(f"{c.call_site:#x}" for c in calls)
-        why = "different values" if len(seen) > 1 else "no constant in r2"
+    sites = ", ".join(f"{c.call_site:#x}" for c in calls)
+    unread = [c for c in calls if FAST_MEMORY_REG not in c.values]
+    if unread:
+        why = next((c.note for c in unread if c.note), "") or \
+            "r2 holds no constant there (loaded from memory, an argument, computed, or not the same on every path)"
         return FastMemory(None, None, "unknown",
-                          note=f"{len(calls)} call(s) of {callee} at {sites} ({source}): {why}")
+                          note=f"the call of {callee} at {unread[0].call_site:#x} ({source}"
+                               f"{f'; calls at {sites}' if len(calls) > 1 else ''}): {why}")
+    seen = {(c.values[FAST_MEMORY_REG], c.values.get(FAST_MEMORY_SIZE_REG)) for c in calls}
+    if len(seen) != 1:
+        return FastMemory(None, None, "unknown",
+                          note=f"{len(calls)} call(s) of {callee} at {sites} ({source}) pass "
+                               "different fast memories")
     address, size = seen.pop()
     where = f"{source} at {calls[0].call_site:#x}"
     name = symbol_at(image, address)
@@ -89,13 +111,17 @@ def _agreed(calls, source: str, image, callee: str) -> FastMemory | None:
 def resolve_fast_memory(symbols, rule: FastMemoryRule | None) -> FastMemory:
     """What the driver is initialised with. `symbols` is bind.table.ImageSymbols."""
     if rule is None:
-        return FastMemory(None, None, "unknown", note="the binding says nothing about fast memory")
+        return _none("assumed", "the binding says nothing about fast memory",
+                     "the driver is given no fast memory (the binding has no [fast_memory] "
+                     "table), so base_addr[2] is used as the backend passes it")
     named = _from_symbols(symbols, rule)
     if named is not None:
         return named
     image = symbols.image
     if not any(s.type == S.STT_FUNC for s in image.lookup(rule.callee)):
-        return FastMemory(None, None, "unknown", note=f"{rule.callee} is not linked in the image")
+        # The driver keeps fast memory only from its init function: not linked, none given.
+        return _none("not linked", f"{rule.callee} is not linked in the image: the driver is "
+                     "given no fast memory")
     dwarf = callsite.from_dwarf(image.elf.data, rule.callee, image.elf.name)
     found = _agreed(dwarf, "DWARF call site", image, rule.callee)
     if found is not None and found.address is not None:
@@ -104,5 +130,12 @@ def resolve_fast_memory(symbols, rule: FastMemoryRule | None) -> FastMemory:
     found = _agreed(code, "literal pool / immediates before the call", image, rule.callee) or found
     if found is not None:
         return found
-    return FastMemory(None, None, "unknown",
-                      note=f"no call of {rule.callee} found in DWARF or in the code")
+    pointer = callsite.address_taken(image, rule.callee)
+    if pointer is not None:
+        return FastMemory(None, None, "unknown",
+                          note=f"no call of {rule.callee} in the code, but its address is held at "
+                               f"{pointer:#x}: it is called through a pointer, with arguments the "
+                               f"code before a call does not show")
+    # Never called: the driver keeps the fast memory it was initialised with, none.
+    return _none("never called", f"{rule.callee} is linked but nothing calls it or holds its "
+                 "address: the driver is given no fast memory")

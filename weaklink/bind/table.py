@@ -46,6 +46,7 @@ class BoundBase:
     size_symbol: SymbolFact | None = None
     note: str = ""                       # how the entry was derived, for the diagnosis chain
     arena: tuple[int, int] | None = None  # [start, end) of the arena the planner places it in
+    offset: int | None = None             # its offset there, from the offline plan (None: run time)
 
 
 @dataclass(frozen=True)
@@ -237,9 +238,15 @@ def apply_fast_memory(table: BaseAddressTable, fact: SymbolFact | None = None) -
     2 entries; the size stays the table's (the driver compares it with the fast memory's)."""
     fast = table.fast_memory
     old = table.base(FAST_MEMORY_INDEX)
-    if fast is None or not fast.given or old is None or len(table.bases) <= FAST_MEMORY_INDEX:
+    if fast is None or old is None or len(table.bases) <= FAST_MEMORY_INDEX:
         return table
-    new = replace(old, address=fast.address, symbol=fact, size_symbol=None, arena=None,
+    if fast.unknown:                 # the driver may replace it with a value the image hides
+        new = replace(old, note=f"{old.note}; unless ethosu_init's fast memory, which cannot be "
+                                "read, replaces it")
+        return replace(table, bases=tuple(new if b is old else b for b in table.bases))
+    if not fast.given:
+        return table
+    new = replace(old, address=fast.address, symbol=fact, size_symbol=None, arena=None, offset=None,
                   note=f"ethosu_init's fast memory replaces it: {fast.note}")
     return replace(table, bases=tuple(new if b is old else b for b in table.bases))
 
@@ -259,11 +266,11 @@ def _tflm_tables(image: ImageSymbols, binding: Binding, map_path, require_model:
             for i, tensor in enumerate(op.entries):
                 rule = binding.region(i)
                 name = rule.name if rule else tensor.name
-                address, size, note, bounds = tflm.tensor_base(i, name, tensor, m, arena,
-                                                               first.get(tensor.index))
+                address, size, note, bounds, offset = tflm.tensor_base(
+                    i, name, tensor, m, arena, first.get(tensor.index))
                 first.setdefault(tensor.index, i)
                 fact = image.lookup(arena.name, local=True) if bounds and arena else None
-                bases.append(BoundBase(i, name, address, size, fact, None, note, bounds))
+                bases.append(BoundBase(i, name, address, size, fact, None, note, bounds, offset))
             stream = m.address + op.command_stream.data_offset
             tables.append(BaseAddressTable(binding.name, m.address, None, tuple(bases), m.data,
                                            stream, "tflite", m.symbol, op.number, arena))

@@ -7,8 +7,13 @@ base-address table each `ethos-u` operator passes to the driver.
 - The table (TFLM's ethos-u kernel): entry i is input i+1, then the outputs. A tensor with
   data in the flatbuffer (the weights) is used in place: its image address is the model's
   address plus the buffer's offset. Every other tensor (scratch, fast scratch, feature maps)
-  is placed in the tensor arena by TFLM's planner at run time: weaklink reports the arena's
-  bounds and never an offset inside it.
+  is placed in the tensor arena by TFLM's planner:
+  - at its offset in Vela's offline memory plan (the OfflineMemoryAllocation metadata): TFLM
+    aligns the arena's start up to 16 bytes and places the tensor that many bytes after it
+    (tflite-micro micro_allocator.cc, CommitPlan; MicroArenaBufferAlignment() is 16);
+  - with no plan, or -1 for the tensor, at an offset its planner decides at run time:
+    weaklink reports the arena's bounds and never a guessed offset;
+  - a tensor of 0 bytes gets no memory: TFLM leaves its data pointer NULL.
 """
 from __future__ import annotations
 
@@ -30,6 +35,10 @@ class EmbeddedModel:
     symbol: str | None          # the array that marks it, when one starts there
     data: bytes                 # the flatbuffer, up to the furthest byte its operators use
     operators: tuple[EthosuOperator, ...]
+    offline_plan: str = "absent"    # Vela's offline memory plan: present, absent, or why unusable
+
+
+ARENA_ALIGNMENT = 16        # TFLM's MicroArenaBufferAlignment(): the arena's start is aligned up
 
 
 @dataclass(frozen=True)
@@ -38,14 +47,20 @@ class Arena:
     address: int
     size: int
     source: str
+    assumption: str = ""    # found by a naming convention: the interpreter is assumed to get it
 
     @property
     def end(self) -> int:
         return self.address + self.size
 
+    @property
+    def head(self) -> int:
+        """Where TFLM's planned tensors start: the arena's address aligned up to 16."""
+        return (self.address + ARENA_ALIGNMENT - 1) & ~(ARENA_ALIGNMENT - 1)
+
     def to_json(self) -> dict:
         return {"name": self.name, "start": self.address, "end": self.end, "size": self.size,
-                "source": self.source}
+                "source": self.source, "head": self.head, "assumption": self.assumption or None}
 
 
 def _loadable(elf):
@@ -62,7 +77,7 @@ def _model_at(symbols, data: bytes, address: int, origin: int, marker: str | Non
     if not model.operators:
         return None
     name = marker or _marker(symbols.image, address)
-    return EmbeddedModel(address, name, data[:model.extent], model.operators)
+    return EmbeddedModel(address, name, data[:model.extent], model.operators, model.offline_plan)
 
 
 def _marker(image, address: int) -> str | None:
@@ -125,7 +140,8 @@ def find_arena(symbols, rule: ArenaRule | None, map_path=None) -> Arena | None:
         hit = _from_map(map_path, rule.input_section)
         if hit:
             name = _marker(symbols.image, hit[0]) or rule.input_section
-            return Arena(name, hit[0], hit[1], f"input section {rule.input_section} ({hit[2]}, map)")
+            return Arena(name, hit[0], hit[1], f"input section {rule.input_section} ({hit[2]}, map)",
+                         _assumed(name, f"the input section {rule.input_section}"))
     if rule.symbol_suffix:
         t = symbols.image.targets
         best = None
@@ -134,23 +150,45 @@ def find_arena(symbols, rule: ArenaRule | None, map_path=None) -> Arena | None:
             if name.lower().endswith(rule.symbol_suffix.lower()) and (best is None or t.size[row] > best[2]):
                 best = (name, int(t.address[row]), int(t.size[row]))
         if best:
-            return Arena(*best, f"symbol `{best[0]}` (name ends in {rule.symbol_suffix!r})")
+            return Arena(*best, f"symbol `{best[0]}` (name ends in {rule.symbol_suffix!r})",
+                         _assumed(best[0], f"the largest object whose name ends in {rule.symbol_suffix!r}"))
     return None
+
+
+def _assumed(name: str, how: str) -> str:
+    return (f"the tensor arena TFLM's interpreter is given is `{name}` ({how}; name it under "
+            f"[arena] in a binding to state it)")
 
 
 def tensor_base(region: int, name: str, tensor: TflTensor, model: EmbeddedModel,
                 arena: Arena | None, same_as: int | None):
-    """(address, size, note, arena bounds) of one table entry."""
+    """(address, size, note, arena bounds, offset in the arena) of one table entry."""
     size = tensor.elements
     if tensor.data_offset is not None:
         address = model.address + tensor.data_offset
         where = f"`{model.symbol}`" if model.symbol else f"the flatbuffer at {model.address:#x}"
         return address, size, (f"tensor `{tensor.name}`: buffer {tensor.buffer} at offset "
-                               f"{tensor.data_offset:#x} of {where}"), None
+                               f"{tensor.data_offset:#x} of {where}"), None, None
     again = f", the same tensor as region {same_as}" if same_as is not None else ""
+    if tensor.nbytes == 0:
+        return 0, size, (f"tensor `{tensor.name}`{again} has 0 bytes: TFLM gives it no memory "
+                         f"and passes NULL"), None, None
     if arena is None:
-        return 0, size, (f"tensor `{tensor.name}`{again}: placed in the tensor arena at run time, "
-                         f"and no arena was found (name it in the binding)"), None
-    return arena.address, size, (f"tensor `{tensor.name}` ({size} B){again} in `{arena.name}` "
-                                 f"[{arena.address:#x}, {arena.end:#x}): offset decided by "
-                                 f"TFLM's planner at run time"), (arena.address, arena.end)
+        return 0, size, (f"tensor `{tensor.name}`{again}: placed in the tensor arena by TFLM's "
+                         f"planner, and no arena was found (name it in the binding)"), None, None
+    bounds = (arena.address, arena.end)
+    offset = tensor.offline_offset
+    if offset is None or offset < 0:
+        why = ("-1 in the offline plan" if offset is not None else
+               "no offline memory plan in the model" if model.offline_plan == "absent" else
+               f"the offline memory plan is unusable: {model.offline_plan}")
+        return arena.address, size, (f"tensor `{tensor.name}` ({size} B){again} in `{arena.name}` "
+                                     f"[{arena.address:#x}, {arena.end:#x}): offset decided by "
+                                     f"TFLM's planner at run time ({why})"), bounds, None
+    address = arena.head + offset
+    beyond = ""
+    if address + (tensor.nbytes or size) > arena.end:
+        beyond = (f"; it ends past the arena's end {arena.end:#x}: TFLM's AllocateTensors fails "
+                  f"(the arena is too small)")
+    return address, size, (f"tensor `{tensor.name}` ({size} B){again}: `{arena.name}` + {offset:#x} "
+                           f"(offline memory plan){beyond}"), bounds, offset

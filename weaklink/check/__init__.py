@@ -16,7 +16,9 @@
    by emulating the stream again with that region timed as the assumed memory; the SoC
    assumptions the verdict rests on go into the report;
 6. explain: the diagnosis chain from the NPU fault back to the symbol that set the base.
-The verdict is the worst operator's.
+The verdict is the worst operator's. An operator whose verdict depends on what the image does
+not say (ethosu_init's fast memory where the call's r2 cannot be read) is `unknown`, with why;
+what the verdict assumes instead of reading is listed under `assumptions`.
 """
 from __future__ import annotations
 
@@ -33,6 +35,7 @@ from weaklink.bind.references import from_dwarf
 from weaklink.bind.table import BoundBase, ImageSymbols, find_model
 from weaklink.check.report import CheckReport, FastScratch, OperatorCheck, worst
 from weaklink.check.static import fast_memory_findings, fast_scratch_findings, placement_findings
+from weaklink.check.unknown import binding_assumptions, cannot_tell_fast_memory
 from weaklink.errors import InputError
 from weaklink.read.image import Image
 
@@ -95,7 +98,9 @@ def check(elf_path: str | Path, *, accelerator: str, system_config: str, memory_
                        fast_scratch=_fast_scratch(fast, board), regions_used=sorted(main.needs),
                        needs=main.needs, findings=tuple(findings + _union(ops)), run=main.run,
                        operators=tuple(ops), functional=main.functional,
-                       assumptions=tuple(dict.fromkeys(a for op in ops for a in op.run.assumptions)))
+                       assumptions=binding_assumptions(tables) + tuple(
+                           dict.fromkeys(a for op in ops for a in op.run.assumptions)),
+                       cannot_tell=main.cannot_tell)
 
 
 def _operator(table, override, elf_path, accelerator, system_config, memory_mode, board,
@@ -106,11 +111,19 @@ def _operator(table, override, elf_path, accelerator, system_config, memory_mode
     model = override or npu.load_model(table.model_bytes, f"{elf_path}:{label}",
                                        op=table.operator or 0)
     needs = npu.region_needs(model, accelerator)
+    cannot_tell = cannot_tell_fast_memory(table, needs)
+    if functional_image is not None and not cannot_tell and model.missing:
+        cannot_tell = f"--functional needs {model.missing}"
     acc = npu_accelerator(accelerator)
-    findings = fast_scratch_findings(table, FAST_SCRATCH_REGION, needs, board, memory_mode, acc.read_only_ports)
+    # region 2's base is not known when the fast memory cannot be read: no finding on it
+    findings = [] if cannot_tell else \
+        fast_scratch_findings(table, FAST_SCRATCH_REGION, needs, board, memory_mode,
+                              acc.read_only_ports)
     findings += fast_memory_findings(table, FAST_SCRATCH_REGION, needs)
     bases, fast_memory, fast_size = _emulated_bases(table)
     inputs = None
+    if cannot_tell:                 # the bytes would be computed on a guessed region 2
+        functional_image = None
     if functional_image is not None:
         from weaklink.check.functional import default_inputs
         inputs = default_inputs(model)
@@ -127,7 +140,7 @@ def _operator(table, override, elf_path, accelerator, system_config, memory_mode
         from weaklink.check.functional import functional_check
         computed, corrupt = functional_check(model, table, functional_image, result, accelerator)
         findings += corrupt
-    return OperatorCheck(table, needs, tuple(findings), result, computed)
+    return OperatorCheck(table, needs, tuple(findings), result, computed, cannot_tell)
 
 
 def _emulated_bases(table):

@@ -59,7 +59,9 @@ def owners(table, image) -> list:
            for b in table.bases if b.size]
     model_end = table.model_address + len(table.model_bytes)
     if table.model_address:
-        out.append(Owner(MODEL, "the model (vela_bin_stream blob)", table.model_address, model_end))
+        what = (f"the model (`{table.model_symbol}`, a .tflite)" if table.model_format == "tflite"
+                and table.model_symbol else "the model (vela_bin_stream blob)")
+        out.append(Owner(MODEL, what, table.model_address, model_end))
     t = image.targets
     for i in np.flatnonzero((t.type == S.STT_OBJECT) & (t.size > 0)):
         start, size = int(t.address[i]), int(t.size[i])

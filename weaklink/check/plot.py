@@ -72,7 +72,9 @@ def _stall_note(ax, report: CheckReport) -> None:
     if report.verdict == "ok":
         return
     reason = report.run.diagnosis.split(": ", 1)[0] if report.run.diagnosis else ""
-    ax.text(0.5, 0.5, f"NPU {report.verdict.upper()} at {reason}", transform=ax.transAxes,
+    text = "NPU verdict UNKNOWN: cannot tell" if report.verdict == "unknown" \
+        else f"NPU {report.verdict.upper()} at {reason}"
+    ax.text(0.5, 0.5, text, transform=ax.transAxes,
             ha="center", va="center", fontsize=10, color="#c44e52", fontweight="bold")
 
 

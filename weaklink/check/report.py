@@ -29,10 +29,18 @@ class FastScratch:
 # How bad an operator's verdict is, for "the verdict is the worst one": an error returns -1 to
 # the caller, a hang never returns.
 # `wrong` (--functional: completes with other outputs) sits between ok and an error.
-VERDICT_RANK = {"ok": 0, "wrong": 0.5, "error": 1, "hang": 2}
+# `unknown` (the image does not say what the verdict depends on) sits between ok and every
+# definite failure: one operator that surely fails outweighs another that cannot be told.
+VERDICT_RANK = {"ok": 0, "unknown": 0.25, "wrong": 0.5, "error": 1, "hang": 2}
+# Exit status of `check`: 0 ok; 1 the check did not pass: a definite failure (hang, error,
+# wrong) or cannot tell (`unknown`: a CI gate must not pass on it silently; the verdict and its
+# reason tell the two apart); 2 stays bad input. The project's exit codes are 0/1/2 only.
+EXIT_OK, EXIT_FAILED = 0, 1
 
 
-def _functional_verdict(run, functional) -> str:
+def _functional_verdict(run, functional, cannot_tell: str | None = None) -> str:
+    if cannot_tell:
+        return "unknown"
     if run.status == "ok" and functional is not None and not functional.outputs_equal:
         return "wrong"                   # completes, but computes other outputs (issue 14)
     return run.status
@@ -46,10 +54,11 @@ class OperatorCheck:
     findings: tuple[Finding, ...]
     run: object                              # npu.RunResult
     functional: object | None = None         # weaklink.check.functional.FunctionalCheck (--functional)
+    cannot_tell: str | None = None           # why the verdict is `unknown` (what the image does not say)
 
     @property
     def verdict(self) -> str:
-        return _functional_verdict(self.run, self.functional)
+        return _functional_verdict(self.run, self.functional, self.cannot_tell)
 
     def to_json(self) -> dict:
         ports = {b.region: b for b in self.run.bases}
@@ -60,9 +69,10 @@ class OperatorCheck:
                 "bases": [_base_json(b, ports.get(b.region)) for b in t.bases],
                 "region_needs": {str(k): v for k, v in sorted(self.needs.items())},
                 "verdict": self.verdict,
-                "cycles": int(self.run.cycles["total"]) if self.run.status == "ok" else None,
+                "cycles": int(self.run.cycles["total"]) if self.verdict in ("ok", "wrong") else None,
                 "diagnosis": self.run.diagnosis,
-                "findings": list(dict.fromkeys(f.rule for f in self.findings))}
+                "findings": list(dict.fromkeys(f.rule for f in self.findings)),
+                "cannot_tell": self.cannot_tell}
 
 
 def worst(ops) -> OperatorCheck:
@@ -88,26 +98,30 @@ class CheckReport:
     # What the verdict rests on that the image does not show (each one sentence, with why it
     # is assumed); printed in the table and listed under "assumptions" in the JSON.
     assumptions: tuple[str, ...] = ()
+    # Why the verdict is `unknown`: what the verdict depends on that the image does not say.
+    cannot_tell: str | None = None
 
     @property
     def verdict(self) -> str:
-        return _functional_verdict(self.run, self.functional)
+        return _functional_verdict(self.run, self.functional, self.cannot_tell)
 
     @property
     def cycles(self) -> int | None:
-        """One inference: the sum over every operator's stream."""
-        if self.run.status != "ok":
+        """One inference: the sum over every operator's stream (none when it cannot be told)."""
+        if self.run.status != "ok" or self.verdict == "unknown":
             return None
         runs = [op.run for op in self.operators] or [self.run]
         return sum(int(r.cycles["total"]) for r in runs)
 
     @property
     def exit_code(self) -> int:
-        return 0 if self.verdict == "ok" else 1
+        return EXIT_OK if self.verdict == "ok" else EXIT_FAILED
 
     @property
     def diagnosis(self) -> str | None:
         """From the NPU fault back to the symbol that set the faulting region's base."""
+        if self.verdict == "unknown":
+            return f"cannot tell: {self.cannot_tell}"
         if self.verdict == "wrong":
             return self._wrong_diagnosis()
         if self.verdict == "ok" or not self.run.diagnosis:
@@ -141,10 +155,19 @@ class CheckReport:
             a = t.arena
             out.append(f"tensor arena: `{a.name}` [{a.address:#x}, {a.end:#x}), {a.size} bytes "
                        f"({a.source})" if a else "tensor arena: not found")
+            placed = [b for b in t.bases if b.arena is not None]
+            planned = sum(b.offset is not None for b in placed)
+            if placed:
+                out.append("arena tensors: " + (
+                    "at their offsets in Vela's offline memory plan (OfflineMemoryAllocation), "
+                    "which TFLM's planner honours" if planned == len(placed) else
+                    "offsets decided by TFLM's planner at run time (no offline plan for them)"
+                    if not planned else f"{planned} of {len(placed)} at their offsets in Vela's "
+                    "offline memory plan, the others decided by TFLM's planner at run time"))
         f = t.fast_memory
-        if f is not None and (f.given or t.model_format == "tflite"):
+        if f is not None and (f.given or f.unknown or t.model_format == "tflite"):
             out.append(f"fast memory: {f.note or f.source}" if f.address is not None
-                       else f"fast memory: unknown ({f.note})")
+                       else f"fast memory: cannot tell ({f.note})")
         return out + ([""] if out else [])
 
     def to_json(self) -> dict:
@@ -172,6 +195,7 @@ class CheckReport:
             "arena": self.table.arena.to_json() if self.table.arena else None,
             "operators": [op.to_json() for op in self.operators],
             "assumptions": list(self.assumptions),
+            "cannot_tell": self.cannot_tell,
             **({"functional": self.functional.to_json()} if self.functional is not None else {}),
             **self.extra,
         }
@@ -239,4 +263,5 @@ def _base_json(b: BoundBase, port) -> dict:
             "memory": port.memory if port else None, "port": port.port if port else None,
             "note": b.note,
             "arena": list(b.arena) if b.arena else None,
-            "decided_at_run_time": b.arena is not None}
+            "arena_offset": b.offset,
+            "decided_at_run_time": b.arena is not None and b.offset is None}

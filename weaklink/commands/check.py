@@ -1,7 +1,8 @@
 """`weaklink check`: firmware ELF → NPU verdict (ok, hang or error), cycles, and why.
 
-Exit 0 when the emulated inference completes, 1 on a hang or an error (a CI gate), 2 on bad
-input or usage.
+Exit 0 when the emulated inference completes, 1 when the check does not pass: a hang, an error
+or wrong outputs, or a check that cannot tell (verdict `unknown`: the image does not say what
+the verdict depends on; the report says what), 2 on bad input or usage.
 """
 from __future__ import annotations
 

@@ -24,7 +24,7 @@ class TflmRow:
     def fast_memory(self) -> str:
         f = self.check.table.fast_memory
         if f is None or f.address is None:
-            return "unknown"
+            return "cannot tell (r2 is no constant at the BL)"
         where = "DWARF" if f.source.startswith("DWARF") else "code before the BL"
         if not f.given:
             return f"none (0/0, {where})"
@@ -32,6 +32,8 @@ class TflmRow:
 
     def region2(self) -> str:
         base = self.check.table.base(2)
+        if self.check.verdict == "unknown":
+            return "cannot tell"
         port = next((b for b in self.check.run.bases if b.region == 2), None)
         memory = port.memory if port and port.memory else "?"
         what = "arena tensor" if base.arena else "fast memory"
@@ -72,14 +74,15 @@ class TflmDemoReport:
     def to_table(self) -> str:
         head = ("variant", "target", "build", "ethos-u ops", "fast memory to ethosu_init",
                 "region 2 (fast scratch)", "NPU", "cycles")
-        body = [(r.variant.name, r.variant.target, r.variant.opt, str(len(r.check.operators)),
+        body = [(r.variant.name, r.variant.target, r.variant.opt + ("" if r.variant.debug else " no -g"),
+                 str(len(r.check.operators)),
                  r.fast_memory(), r.region2(), r.check.verdict,
                  "-" if r.check.cycles is None else str(r.check.cycles)) for r in self.rows]
         widths = [max(len(c) for c in col) for col in zip(head, *body)]
         line = lambda cells: "  ".join(c.ljust(w) for c, w in zip(cells, widths)).rstrip()  # noqa: E731
         out = [line(head), line("-" * w for w in widths), *map(line, body), ""]
-        out.append("fast memory read from DWARF call sites (-O2 -g) or from the constants loaded "
-                   "into r2/r3 before the BL (-O0); region 2 is an arena tensor unless fast memory replaces it")
+        out.append("fast memory read from DWARF call sites (-g) or from the constants in r2/r3 at the BL "
+                   "(the code: -O0, and -Os without -g); region 2 is an arena tensor unless fast memory replaces it")
         return "\n".join(out)
 
 

@@ -36,8 +36,9 @@ def from_check(report) -> list[Result]:
     out = [_finding(f, report.file) for f in report.findings]
     if report.verdict != "ok":
         base = report.table.base(report.run.fault_region) \
-            if report.run.fault_region is not None else None
-        out.append(Result("npu-verdict", "error",
+            if report.run.fault_region is not None and report.verdict != "unknown" else None
+        level = "warning" if report.verdict == "unknown" else "error"
+        out.append(Result("npu-verdict", level,
                           f"NPU {report.verdict}: {report.diagnosis or report.run.diagnosis}",
                           report.file, base.symbol.name if base and base.symbol else None))
     return out

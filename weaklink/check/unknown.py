@@ -1,0 +1,44 @@
+"""What a check cannot tell, and what it assumes instead of reading.
+
+- `unknown` is a verdict of its own: the image does not say what the verdict depends on. The
+  driver replaces region 2 with the fast memory `ethosu_init` received, when that is not 0 and
+  the table has more than 2 entries, after failing the invoke when base_addr_size[2] exceeds
+  its size ("Fast memory area too small"). A call whose r2 (or, with a fast memory, r3) cannot
+  be read leaves both unjudged whenever the stream uses region 2 or the entry has a size.
+- An assumption is a fact the verdict rests on that the image does not show (a tensor arena
+  found by its name, no fast memory where no call of ethosu_init was found): each is one
+  sentence, printed with the report.
+"""
+from __future__ import annotations
+
+from weaklink.bind.fastmem import DRIVER_CHECK, FAST_MEMORY_INDEX
+
+
+def binding_assumptions(tables) -> tuple[str, ...]:
+    """What the tables rest on that the image does not show, each said once."""
+    out = []
+    for t in tables:
+        for text in (getattr(t.fast_memory, "assumption", ""), getattr(t.arena, "assumption", "")):
+            if text and text not in out:
+                out.append(text)
+    return tuple(out)
+
+
+def cannot_tell_fast_memory(table, needs: dict[int, int]) -> str | None:
+    """Why the driver's fast-memory rule cannot be applied, when it matters: with more than 2
+    entries the driver replaces region 2 by a non-zero fast memory, after failing the invoke
+    when base_addr_size[2] exceeds its size. A fast memory that cannot be read matters when
+    the stream uses region 2 or the entry's size could fail that check."""
+    fast, base = table.fast_memory, table.base(FAST_MEMORY_INDEX)
+    if fast is None or base is None or len(table.bases) <= FAST_MEMORY_INDEX:
+        return None
+    used = FAST_MEMORY_INDEX in needs
+    if fast.unknown and (used or base.size):
+        return (f"the driver replaces region {FAST_MEMORY_INDEX} with ethosu_init's fast memory "
+                f"when it is not 0, and the image does not say what it is: {fast.note}")
+    if fast.given and fast.size is None and (used or base.size):
+        return (f"ethosu_init's fast memory is {fast.address:#x}, but its size cannot be read "
+                f"({fast.note}): the driver's check \"{DRIVER_CHECK}\" against "
+                f"{base.size} bytes and the stream's {needs.get(FAST_MEMORY_INDEX, 0)} bytes "
+                f"in region {FAST_MEMORY_INDEX} cannot be judged")
+    return None
