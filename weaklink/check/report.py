@@ -141,6 +141,9 @@ class CheckReport:
             a = t.arena
             out.append(f"tensor arena: `{a.name}` [{a.address:#x}, {a.end:#x}), {a.size} bytes "
                        f"({a.source})" if a else "tensor arena: not found")
+        for b in t.bases:
+            if b.evidence is not None:
+                out.append(f"region {b.region} ({b.name}): {_evidence_line(b.evidence)}")
         f = t.fast_memory
         if f is not None and (f.given or t.model_format == "tflite"):
             out.append(f"fast memory: {f.note or f.source}" if f.address is not None
@@ -231,6 +234,12 @@ def _provenance(base: BoundBase) -> str:
     return f"{text} ← `{sym.name}` = strong definition{where}"
 
 
+def _evidence_line(ev) -> str:
+    verdict = {True: "read by the backend", False: "not read by the backend",
+               None: "cannot tell whether the backend reads it"}[ev.reads]
+    return f"{verdict}, from {ev.source}: {ev.detail}"
+
+
 def _base_json(b: BoundBase, port) -> dict:
     return {"region": b.region, "name": b.name, "address": b.address, "size": b.size,
             "symbol": b.symbol.name if b.symbol else None,
@@ -239,4 +248,6 @@ def _base_json(b: BoundBase, port) -> dict:
             "memory": port.memory if port else None, "port": port.port if port else None,
             "note": b.note,
             "arena": list(b.arena) if b.arena else None,
-            "decided_at_run_time": b.arena is not None}
+            "decided_at_run_time": b.arena is not None,
+            # pointer rules: does the backend read the symbol, and which evidence decided
+            "read_evidence": b.evidence.to_json() if b.evidence is not None else None}
