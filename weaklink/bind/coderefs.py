@@ -121,6 +121,8 @@ class CodeMap:
         for k, (start, kind, unit, shndx) in enumerate(marks):
             sh = self.elf.shdrs[shndx]
             end = sh.sh_addr + sh.sh_size
+            if not sh.sh_addr <= start < end:       # a mapping symbol outside its section
+                continue
             for nxt in marks[k + 1:]:
                 if nxt[3] == shndx and nxt[0] > start:
                     end = nxt[0]
@@ -217,7 +219,7 @@ def find_refs(code: CodeMap, address: int, spans: list[_Span]) -> list[CodeRef]:
         base = code.elf.shdrs[span.section].sh_addr
         data = section(span.section)
         if span.kind == "d":
-            for at in range((span.start + 3) & ~3, span.end - 3, 4):
+            for at in range(max((span.start + 3) & ~3, base), min(span.end, base + len(data)) - 3, 4):
                 word = _WORD.unpack_from(data, at - base)[0]
                 if word == address:
                     ref(at, "literal pool")
@@ -256,7 +258,7 @@ def _thumb_values(data: bytes, base: int, start: int, end: int):
     - "movt": a MOVT completing a MOVW into the same register, value the 32-bit constant."""
     literal: dict[int, tuple[int, int]] = {}      # register -> (value, literal address)
     movw: dict[int, int] = {}
-    pc = start
+    pc, end = max(start, base), min(end, base + len(data))
     while pc + 2 <= end:
         hw = data[pc - base] | data[pc - base + 1] << 8
         if hw & 0xF800 in (0xE800, 0xF000, 0xF800):            # a 32-bit instruction
@@ -283,7 +285,7 @@ def _thumb_values(data: bytes, base: int, start: int, end: int):
             continue
         if hw & 0xF800 == 0x4800:                              # LDR Rt, [pc, #imm8*4]
             reg, lit = hw >> 8 & 7, ((pc + 4) & ~3) + (hw & 0xFF) * 4
-            if lit + 4 <= base + len(data):
+            if base <= lit and lit + 4 <= base + len(data):
                 value = _WORD.unpack_from(data, lit - base)[0]
                 literal[reg] = (value, lit)
                 movw.pop(reg, None)
