@@ -5,6 +5,7 @@ C++ at -O3 without -g (the only DWARF such an image would carry is its C library
 the backend reads the fast-scratch pointer and size through the GOT, a class hierarchy with
 virtual methods defined in class bodies (vague linkage), the Vela blob written in the layout
 of ExecuTorch >= 1.0 (six-entry shapes) inside a program container in `network_model_sec`,
+DWARF only in the C parts standing for the prebuilt libraries (startup code and driver),
 a loadable DDR section holding the pools so that the image file is several MiB, plain .bss in
 the CPU's DTCM and the fast-scratch override in SRAM.
 
@@ -44,6 +45,7 @@ class ReleaseVariant:
     arena_in_ddr: bool                   # temp pool (region 1) in the loadable DDR section
     scratch_pool: int = 0x100000
     expected: str = ""                   # the verdict the tests assert
+    backend_reads: bool = True           # False: the backend passes 0/0 and never reads them
 
     def defines(self) -> list[str]:
         flags = [f"-DSCRATCH_POOL_SIZE={self.scratch_pool:#x}", f"-DMETHOD_POOL_SIZE={METHOD_POOL:#x}"]
@@ -59,6 +61,10 @@ VARIANTS = (
     ReleaseVariant("release-u85", "u85", 320, 0x60000, True, expected="ok"),
     # the same runner built without the override: the weak default 0/0 reaches the NPU
     ReleaseVariant("release-u85-weak", "u85", 320, None, True, expected="hang"),
+    # the override is linked, but the backend passes 0/0 without reading it: only relocations
+    # can tell (the image alone gives no evidence either way, and the verdict is assumed)
+    ReleaseVariant("release-u85-unread", "u85", 320, 0x60000, True, expected="hang",
+                   backend_reads=False),
 )
 
 
@@ -70,6 +76,7 @@ class ReleaseImage:
     relocs_elf: Path                     # the same link with --emit-relocs
     objects: tuple[Path, ...]            # the link inputs, in command-line order
     blob: Path
+    script: Path                         # the preprocessed linker script
 
     @property
     def target(self):
@@ -95,7 +102,9 @@ def blob(target: str, cache: str | Path | None = None) -> Path:
     return out
 
 
-def _compile(source: Path, out: Path, flags: list[str], root: Path) -> Path:
+def compile_source(source: Path, out: Path, flags: list[str], root: Path) -> Path:
+    """One fixture source compiled with the Release flags (plus `flags`) into `out`, a path
+    under `root`; incremental like every fixture step."""
     cxx = source.suffix == ".cpp"
     argv = [*toolchain.CPU_FLAGS, *FLAGS, *(CXX_FLAGS if cxx else ()),
             f"-I{_release()}", f"-I{fx.FIRMWARE / 'include'}", *flags,
@@ -121,12 +130,17 @@ def build_variant(v: ReleaseVariant, cache: str | Path | None = None) -> Release
     root = cache_dir(cache)
     out = root / "release" / v.name
     pte = blob(v.target, cache)
-    objs = [_compile(fx.FIRMWARE / "startup/startup.c", out / "startup.o", [], root)]
+    # the C library's and the driver's prebuilt objects carry DWARF; the C++ runtime does not
+    objs = [compile_source(fx.FIRMWARE / "startup/startup.c", out / "startup.o", ["-g"], root)]
+    flags = {"runner.cpp": v.defines(),
+             "EthosUBackend_Cortex_M.cpp": [] if v.backend_reads else ["-DFAST_SCRATCH_UNUSED"]}
     for src in SOURCES:
-        objs.append(_compile(_release() / src, out / (Path(src).stem + ".o"),
-                             v.defines() if src == "runner.cpp" else [], root))
-    objs.append(_compile(fx.FIRMWARE / "driver/ethosu_driver.c", out / "ethosu_driver.o", [], root))
-    objs.append(_compile(_release() / "model.S", out / "model.o", [f'-DPTE_BLOB="{pte}"'], root))
+        objs.append(compile_source(_release() / src, out / (Path(src).stem + ".o"),
+                                   flags.get(src, []), root))
+    objs.append(compile_source(fx.FIRMWARE / "driver/ethosu_driver.c", out / "ethosu_driver.o",
+                               ["-g"], root))
+    objs.append(compile_source(_release() / "model.S", out / "model.o",
+                               [f'-DPTE_BLOB="{pte}"'], root))
     script = _script(v, root)
     elf, map_, relocs = (out / f"{v.name}{ext}" for ext in (".elf", ".map", ".relocs.elf"))
     rel = [o.relative_to(root) for o in objs]
@@ -135,11 +149,12 @@ def build_variant(v: ReleaseVariant, cache: str | Path | None = None) -> Release
           [script, *objs], root)
     _step("ld", ["--emit-relocs", "-o", relocs.relative_to(root), *common], relocs,
           [script, *objs], root)
-    return ReleaseImage(v, elf, map_, relocs, tuple(objs), pte)
+    return ReleaseImage(v, elf, map_, relocs, tuple(objs), pte, script)
 
 
 def build(variants=VARIANTS, cache: str | Path | None = None) -> list[ReleaseImage]:
     return [build_variant(v, cache) for v in variants]
 
 
-__all__ = ["ReleaseVariant", "ReleaseImage", "VARIANTS", "build", "build_variant", "blob"]
+__all__ = ["ReleaseVariant", "ReleaseImage", "VARIANTS", "build", "build_variant", "blob",
+           "compile_source"]

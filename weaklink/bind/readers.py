@@ -80,7 +80,7 @@ class ReaderEvidence:
             if found is not None:
                 return found
         return ReadEvidence(None, "none", f"no relocation, DWARF or code of the image shows "
-                            f"whether {reader} code reads `{name}`")
+                            f"whether the {reader} code reads `{name}`")
 
     # -- what the image says about its code -------------------------------------------------
     @cached_property

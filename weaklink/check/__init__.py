@@ -114,9 +114,10 @@ def _assumptions(ops, rules) -> tuple[str, ...]:
             if ev is None or ev.reads is not None or b.region not in op.needs or rule is None:
                 continue
             name = b.symbol.name if b.symbol else rule.symbols[0]
-            out.append(f"the {rule.reader} code reads `{name}` and passes its value as region "
-                       f"{b.region} ({b.name}), as the {rules.name} binding documents: "
-                       f"{ev.detail}")
+            out.append(f"`{name}` is read by the {rule.reader} code and passed as region "
+                       f"{b.region} ({b.name}), as the {rules.name} binding documents: there is "
+                       f"no evidence either way ({ev.detail}; give the link's objects with "
+                       f"--link-input, or link with --emit-relocs, to decide)")
     return tuple(dict.fromkeys(out))
 
 
