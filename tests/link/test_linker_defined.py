@@ -230,3 +230,16 @@ def test_lld_reserved_symbols(sc, script):
     undefined = {e.symbol for e in res.errors}
     assert {"__rela_iplt_start", "__bss_start__", "_DYNAMIC"} <= undefined
     assert "__ehdr_start" not in undefined
+
+
+@needs_lld
+def test_compare_explains_the_reserved_got_symbol(sc, capsys, monkeypatch):
+    from weaklink.cli import main
+
+    sc.asm("main.o", start("use_got"))
+    sc.asm("pic.o", gotpc())
+    sc.asm("def.o", ".data\n.global _GLOBAL_OFFSET_TABLE_\n_GLOBAL_OFFSET_TABLE_: .word 0\n")
+    monkeypatch.chdir(sc.root)
+    main(["link", "--compare", "gnu,lld", *E, "main.o", "pic.o", "def.o"])
+    out = capsys.readouterr().out
+    assert "lld reserves _GLOBAL_OFFSET_TABLE_: an input may not define it" in out
