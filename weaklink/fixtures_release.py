@@ -48,7 +48,8 @@ class ReleaseVariant:
     backend_reads: bool = True           # False: the backend passes 0/0 and never reads them
 
     def defines(self) -> list[str]:
-        flags = [f"-DSCRATCH_POOL_SIZE={self.scratch_pool:#x}", f"-DMETHOD_POOL_SIZE={METHOD_POOL:#x}"]
+        flags = [f"-DSCRATCH_POOL_SIZE={self.scratch_pool:#x}",
+                 f"-DMETHOD_POOL_SIZE={METHOD_POOL:#x}"]
         if self.fast_scratch is not None:
             flags.append(f"-DFAST_SCRATCH_POOL_SIZE={self.fast_scratch:#x}")
         return flags
@@ -94,7 +95,8 @@ def blob(target: str, cache: str | Path | None = None) -> Path:
     root = cache_dir(cache) / "models"
     gen = fx._model_generator()
     vdir = Path(gen.compile_network(t.network, t.accelerator, t.system_config, t.memory_mode, root))
-    out = root / f"{gen.config_tag(t.network, t.accelerator, t.system_config, t.memory_mode)}.v1.bin"
+    tag = gen.config_tag(t.network, t.accelerator, t.system_config, t.memory_mode)
+    out = root / f"{tag}.v1.bin"
     with np.load(vdir / f"{t.network}_vela.npz", allow_pickle=True) as npz:
         data = write_blob(blob_from_npz(npz, BLOB_SHAPE_DIMS))
     if not out.exists() or out.read_bytes() != data:

@@ -169,3 +169,24 @@ def test_code_evidence_in_literal_pools_and_movw_movt(release, tmp_path, flags, 
     assert (evidence.reads, evidence.source) == (True, "code")
     assert form in evidence.detail and "EthosUBackend_Cortex_M.cpp code" in evidence.detail
     assert report.verdict == "ok"
+
+
+def test_without_local_symbols_functions_name_the_reader(release, tmp_path):
+    """ld -x drops the STT_FILE and mapping symbols: code is attributed by function names."""
+    from weaklink.bind.binding import PRESETS
+
+    image = release["release-u85"]
+    elf = tmp_path / "fw.elf"
+    done = toolchain.run("ld", ["-x", "-T", image.script, "-o", elf, *image.objects,
+                                toolchain.libgcc_path()])
+    assert done.returncode == 0, done.stderr
+    report = _check(image, elf)               # no unit called *EthosUBackend*: no evidence
+    assert report.table.base(2).evidence.source == "none" and report.assumptions
+    binding = tmp_path / "by-function.toml"
+    binding.write_text((PRESETS / "executorch-arm.toml").read_text().replace(
+        'reader = "*EthosUBackend*"', 'reader = "*platform_execute*"'))
+    report = _check(image, elf, binding=binding)
+    evidence = report.table.base(2).evidence
+    assert (evidence.reads, evidence.source) == (True, "code")
+    assert "by unattributed code in rt::platform_execute" in evidence.detail
+    assert report.verdict == "ok" and report.assumptions == ()

@@ -179,7 +179,7 @@ def test_fpic_driver_line_with_newlib_agrees_with_ld(sc, gc):
     assert model.ok and model.symbols["_GLOBAL_OFFSET_TABLE_"].binding == "linker"
 
 
-# -- ld.lld-16 --------------------------------------------------------------------------------------
+# -- ld.lld-16 ---------------------------------------------------------------------------------
 @needs_lld
 @pytest.mark.parametrize("script", [False, True])
 def test_lld_defines_the_got_symbol_only_when_named(sc, script):

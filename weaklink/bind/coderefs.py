@@ -14,7 +14,9 @@ these forms:
   an offset from a literal (R_ARM_GOT_BREL, the old R_ARM_GOT32), or computes the slot's
   address pc-relative (R_ARM_GOT_PREL).
 The scan decodes the Thumb instructions of the code spans it is asked about, linearly, keeping
-for each register the last literal or MOVW value put in it. Finding a form is evidence that
+for each register the last literal or MOVW value put in it. An image linked with its local
+symbols discarded (ld -x) has no mapping symbols: each function is then one span of code,
+and only the function names say whose code it is. Finding a form is evidence that
 the code uses the address; not finding one is not evidence of the contrary (an address can be
 computed in ways this scan does not follow), so callers never read "none found" as "unused".
 """
@@ -41,7 +43,7 @@ _MASK = 0xFFFFFFFF
 class CodeRef:
     """One place where code holds a variable's address."""
     site: int                 # the literal, the instruction, or the GOT-offset literal
-    form: str                 # "literal pool" | "MOVW/MOVT" | "pc-relative" | "GOT" | "GOT (pc-relative)"
+    form: str                 # literal pool | MOVW/MOVT | pc-relative | GOT | GOT (pc-relative)
     unit: str | None          # the source file ld listed the code under (STT_FILE)
     function: str | None      # the function holding the site (demangled)
     slot: int | None = None   # the GOT slot, for the GOT forms
@@ -116,6 +118,14 @@ class CodeMap:
                 unit = name or None           # ld's own locals follow an STT_FILE with no name
             elif name[:2] in ("$t", "$d", "$a") and (len(name) == 2 or name[2] == "."):
                 marks.append((value & ~1, name[1], unit, shndx))
+        if not marks:           # locals discarded (ld -x): each function is a span of code
+            starts, rows = self._functions
+            code = set(self.code_sections)
+            for start, size, _ in rows:
+                i = self.image.section_at(start)
+                if size and i in code:
+                    marks.append((start, "t", None, i))
+                    marks.append((start + size, "-", None, i))
         marks.sort(key=lambda m: m[0])
         spans = []
         for k, (start, kind, unit, shndx) in enumerate(marks):
@@ -127,7 +137,8 @@ class CodeMap:
                 if nxt[3] == shndx and nxt[0] > start:
                     end = nxt[0]
                     break
-            spans.append(_Span(start, end, kind, unit, shndx))
+            if kind != "-":
+                spans.append(_Span(start, end, kind, unit, shndx))
         return spans
 
     @property
@@ -219,7 +230,8 @@ def find_refs(code: CodeMap, address: int, spans: list[_Span]) -> list[CodeRef]:
         base = code.elf.shdrs[span.section].sh_addr
         data = section(span.section)
         if span.kind == "d":
-            for at in range(max((span.start + 3) & ~3, base), min(span.end, base + len(data)) - 3, 4):
+            first, last = max((span.start + 3) & ~3, base), min(span.end, base + len(data))
+            for at in range(first, last - 3, 4):
                 word = _WORD.unpack_from(data, at - base)[0]
                 if word == address:
                     ref(at, "literal pool")
@@ -232,6 +244,8 @@ def find_refs(code: CodeMap, address: int, spans: list[_Span]) -> list[CodeRef]:
             fn = code.function_at(pc) or span
             if kind == "movt" and value == address:
                 ref(pc, "MOVW/MOVT")
+            elif kind == "literal" and value == address:
+                ref(site, "literal pool")
             elif kind == "addpc":
                 if value == address:
                     ref(site, "pc-relative")
@@ -242,7 +256,8 @@ def find_refs(code: CodeMap, address: int, spans: list[_Span]) -> list[CodeRef]:
             elif kind == "literal":
                 for origin in origins:
                     if (origin + value) & _MASK in slots:
-                        got_users.setdefault((fn, origin), []).append((site, (origin + value) & _MASK))
+                        slot = (origin + value) & _MASK
+                        got_users.setdefault((fn, origin), []).append((site, slot))
     for key, uses in got_users.items():
         if key in got_based:                # the function does find the GOT: an offset into it
             for site, slot in uses:

@@ -93,10 +93,17 @@ class ReaderEvidence:
         spans = [s for s in code.spans if matches(reader, s.unit)]
         if spans:
             return spans, "source file"
-        starts, rows = code._functions
-        fns = [(a, a + size) for a, size, raw in rows if size and matches(reader, demangle(raw))]
-        spans = [s for s in code.spans for a, b in fns if a <= s.start < b]
-        return spans, "function name"
+        named: dict[str, bool] = {}
+
+        def reader_function(span) -> bool:
+            fn = code.function_at(span.start)
+            if fn is None:
+                return False
+            if fn[2] not in named:
+                named[fn[2]] = matches(reader, demangle(fn[2]))
+            return named[fn[2]]
+
+        return [s for s in code.spans if reader_function(s)], "function name"
 
     def _units(self, spans) -> str:
         names = sorted({s.unit for s in spans if s.unit})
@@ -182,7 +189,8 @@ class ReaderEvidence:
         users = [u for u in d(name) if matches(reader, u)]
         if users:
             return ReadEvidence(True, "dwarf", f"DWARF of {', '.join(users)} describes `{name}`")
-        return ReadEvidence(False, "dwarf", f"DWARF of {', '.join(units)} does not mention `{name}`")
+        return ReadEvidence(False, "dwarf",
+                            f"DWARF of {', '.join(units)} does not mention `{name}`")
 
     # -- 4. the code ------------------------------------------------------------------------------
     def _code(self, name: str, reader: str) -> ReadEvidence | None:

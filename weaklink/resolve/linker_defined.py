@@ -9,8 +9,8 @@ nothing, ld itself still defines:
   allocated section (bfd/elf32-arm.c check_relocs creates the GOT and, with it, the symbol):
   R_ARM_GOTOFF32, R_ARM_BASE_PREL (R_ARM_GOTPC), R_ARM_GOT_BREL (R_ARM_GOT32),
   R_ARM_GOT_PREL and the TLS GOT forms (measured: all but R_ARM_TLS_GOTDESC and the TLS_CALL
-  pair, which are taken from the same case list of check_relocs). The relocations are checked when every input has been
-  opened, so a section --gc-sections removes later still counts, a discarded COMDAT copy does
+  pair, which are taken from the same case list of check_relocs). The relocations are
+  checked when every input has been opened, so a section --gc-sections removes later still counts, a discarded COMDAT copy does
   not, and an archive member counts only once extracted. GAS turns every reference to
   `_GLOBAL_OFFSET_TABLE_` into R_ARM_BASE_PREL: whatever references the name creates the GOT.
   The definition belongs to ld's "dynobj": the first loaded object with a relocation section
@@ -136,7 +136,7 @@ def define_start_stop(state) -> None:
             state.assigned_by[n] = ("script", None)
 
 
-# -- ld.lld 16 --------------------------------------------------------------------------------------
+# -- ld.lld 16 ----------------------------------------------------------------------------------
 # Measured with ld.lld-16 (arm), with no script, with a -T script with SECTIONS and with one
 # without: lld defines these when a loaded file references them (the name exists and is not
 # defined or common; lld/ELF/Writer.cpp addOptionalRegular), whatever the script says:
