@@ -3,8 +3,9 @@
 Run: python benchmarks/fuzz.py [--inputs N] [--seed S] [--timeout SEC] [--jobs J] [--save DIR]
 
 Seeds are the fixture outputs (linked images, objects, GNU and thin archives, a BSD archive,
-ld map files, Vela npz / tflite / vela_bin_stream blobs, a linker script) and the bundled
-binding TOML and vela.ini. Input i of seed S is fully determined by (S, i): which input kind,
+ld map files, Vela npz / tflite / vela_bin_stream blobs in both descriptor layouts, a linker
+script) and the bundled binding TOML and vela.ini. Images of 1 MiB or more (the Release-shaped
+runners, and any ELF mutant the grow-past-map mutation pads) are read through a memory map. Input i of seed S is fully determined by (S, i): which input kind,
 which command line, which mutations. Each input runs in a child forked from this warm process
 (everything already imported), under a wall-clock limit (SIGALRM) and an address-space limit
 (an allocation sized by a field the file does not back fails at once, as a MemoryError).

@@ -225,10 +225,23 @@ def text_char(data, rng, _):
     return data[:at] + ch + data[at + rng.randrange(2):]
 
 
+def grow_past_map(data, rng, _):
+    """Pad the file to 1 MiB or more, so that weaklink.read.elf maps it instead of reading it
+    (MAP_FROM): the mutant runs the mapped path with the same contents."""
+    from weaklink.read.elf import MAP_FROM
+
+    room = max(MAP_FROM - len(data), 0) + rng.randrange(4096)
+    return data + rng.choice((bytes(room), rng.randbytes(room)))
+
+
 TEXT = [("line", text_line), ("number", text_number), ("char", text_char)]
+ELF = BYTES + [("elf-field", elf_field)] * 4 + [("grow-past-map", grow_past_map)]
 
 MUTATORS = {
-    "elf": BYTES + [("elf-field", elf_field)] * 4,
+    "elf": ELF,
+    # images of 1 MiB or more (mapped): the header and table edits, not bytes of the pools
+    "large-elf": [("elf-field", elf_field)] * 6 + BYTES,
+    "large-elf-u55": [("elf-field", elf_field)] * 6 + BYTES,
     "object": BYTES + [("elf-field", elf_field)] * 4,
     "archive": BYTES + [("ar-field", ar_field)] * 3 + [("elf-field", elf_field)],
     "npz": BYTES + [("npz-member", npz_member)] * 7,

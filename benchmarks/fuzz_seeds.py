@@ -8,7 +8,7 @@ import struct
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from weaklink import fixtures, toolchain
+from weaklink import fixtures, fixtures_release, toolchain
 
 NPU_TARGET = ("--accelerator", "ethos-u85-256", "--system-config", "Ethos_U85_SYS_DRAM_Mid",
               "--memory-mode", "Dedicated_Sram_384KB")
@@ -149,4 +149,19 @@ def build_seeds(work: Path, cache: str | None = None) -> Seeds:
     kinds["tflite"] = Entry(tflite, [("npu", "decode", "{}"), ("npu", "run", "{}", *NPU_TARGET),
                                      ("npu", "run", "--op", "1", "{}", *NPU_TARGET)],
                             rejected=(tflite[0],))      # tiny has no operator 1
+    # Images over 1 MiB, read through a memory map: the Release-shaped C++ runners (no DWARF,
+    # -fPIC with a GOT, one linked with --emit-relocs), and their >= 1.0 layout blob
+    release = {i.variant.name: i for i in fixtures_release.build(cache=cache)}
+    big, big_u55 = release["release-u85"], release["release-u55"]
+    kinds["large-elf"] = Entry([big.elf, big.relocs_elf], [
+        ("weaklink", "analyze", "--json", "{}"),
+        ("weaklink", "check", "{}", *NPU_TARGET, "--map", str(big.map)),
+        ("weaklink", "diff", str(release["release-u85-weak"].elf), "{}"),
+    ])
+    kinds["large-elf-u55"] = Entry([big_u55.elf, big_u55.relocs_elf], [
+        ("weaklink", "check", "{}", *U55_TARGET, "--functional", "--json"),
+    ])
+    kinds["blob"].files.append(big.blob)
+    kinds["object"].commands.append(("weaklink", "check", str(big.elf), *NPU_TARGET,
+                                     "--link-input", "{}"))
     return Seeds(kinds)

@@ -5,53 +5,61 @@ the `removed` backend passes 0/0 even when the runner still defines a fast scrat
 (-g), a unit that declares or defines a variable has a DW_TAG_variable for it (a block-scope
 `extern` gives a declaration DIE, a definition a full one). ld's --cref table cannot answer
 this: a file that defines a name weakly after another file defined it is not listed at all,
-even when it also reads it (ld 2.40, measured on the fixtures).
+even when it also reads it (ld 2.40, measured on the fixtures). weaklink.bind.readers weighs
+this against the other evidence (relocations, the code).
 """
 from __future__ import annotations
 
 import functools
-import io
 from pathlib import Path
 
 from weaklink.demangle import unqualified
 from weaklink.errors import InputError, read_input
+from weaklink.read.elf import buffer_stream
 
 
-def from_dwarf(elf: str | Path | bytes, name: str | None = None):
+class DwarfReferences:
+    """The compilation units DWARF describes (`units`) and, called with a variable's name,
+    the units that declare or define it."""
+
+    def __init__(self, units: list[str], mentions: dict[str, list[str]]):
+        self.units = tuple(units)
+        self._mentions = mentions
+
+    @functools.cache
+    def __call__(self, name: str) -> list[str]:
+        m = self._mentions
+        return m.get(name, []) + [u for u in m.get(unqualified(name), []) if u not in m.get(name, [])]
+
+
+def from_dwarf(elf, name: str | None = None) -> DwarfReferences | None:
     """References from DWARF: the names of the compilation units that mention each variable.
-    `elf` is the image's path or its bytes (already read; `name` then names it in errors).
-    Returns None when the image has no DWARF (the caller then cannot tell); corrupt DWARF is
-    one InputError."""
+    `elf` is the image's path, or its contents (bytes, or the read-only map weaklink.read.elf
+    makes of a large file; `name` then names it in errors). Returns None when the image has
+    no DWARF (the caller then cannot tell); corrupt DWARF is one InputError."""
     shown = name or (str(elf) if isinstance(elf, (str, Path)) else "image")
-    data = bytes(elf) if isinstance(elf, (bytes, bytearray, memoryview)) else read_input(elf)
+    data = read_input(elf, what="ELF file") if isinstance(elf, (str, Path)) else elf
     try:
-        mentions = _mentions(data)
+        found = _mentions(data)
     except (MemoryError, InputError):
         raise
     except Exception as exc:    # pyelftools reports corrupt DWARF with many exception types
         raise InputError(shown, f"unreadable DWARF: {type(exc).__name__}: {exc}") from None
-    if mentions is None:
-        return None
-
-    @functools.cache
-    def files(name: str) -> list[str]:
-        return mentions.get(name, []) + [u for u in mentions.get(unqualified(name), [])
-                                         if u not in mentions.get(name, [])]
-
-    return files
+    return DwarfReferences(*found) if found is not None else None
 
 
-def _mentions(data: bytes) -> dict[str, list[str]] | None:
+def _mentions(data) -> tuple[list[str], dict[str, list[str]]] | None:
     from elftools.elf.elffile import ELFFile
 
-    with io.BytesIO(data) as fh:
+    with buffer_stream(data) as fh:
         elf = ELFFile(fh)
         if not elf.has_dwarf_info():
             return None
-        mentions: dict[str, list[str]] = {}
+        units, mentions = [], {}
         for cu in elf.get_dwarf_info().iter_CUs():
             top = cu.get_top_DIE()
             unit = _text(top.attributes.get("DW_AT_name")) or "?"
+            units.append(unit)
             for die in _walk(top):
                 if die.tag != "DW_TAG_variable":
                     continue
@@ -59,7 +67,7 @@ def _mentions(data: bytes) -> dict[str, list[str]] | None:
                     name = _text(die.attributes.get(attr))
                     if name and unit not in mentions.setdefault(name, []):
                         mentions[name].append(unit)
-    return mentions
+    return units, mentions
 
 
 def _walk(die):

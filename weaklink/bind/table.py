@@ -6,22 +6,23 @@ WEAK default from EthosUBackend.o".
 """
 from __future__ import annotations
 
-import fnmatch
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Callable
 
 from npu.read.blob import BLOCK_HEAD, FOOTER, HEADER, VelaBlob, read_blob
 from weaklink.bind import tflm
 from weaklink.bind.binding import Binding, RegionRule
 from weaklink.bind.fastmem import FAST_MEMORY_INDEX, resolve_fast_memory
+from weaklink.bind.readers import ReaderEvidence, ReadEvidence
 from weaklink.errors import InputError
 from weaklink.read import elfstructs as S
 from weaklink.analyze.values import initial_value
 from weaklink.read.elf import ElfFile
 from weaklink.read.image import Image
 
-# Maps a symbol name to the files that mention it (definition first), as in ld's --cref table.
-References = Callable[[str], "list[str] | None"]
+# What a pointer rule asks about its reader: a ReaderEvidence (every source of evidence), or
+# DWARF alone (weaklink.bind.references.DwarfReferences: a symbol name -> the units mentioning it).
+References = Callable[..., object]
 
 
 @dataclass(frozen=True)
@@ -47,6 +48,8 @@ class BoundBase:
     note: str = ""                       # how the entry was derived, for the diagnosis chain
     arena: tuple[int, int] | None = None  # [start, end) of the arena the planner places it in
     offset: int | None = None             # its offset there, from the offline plan (None: run time)
+    # pointer rules: whether the reader reads the symbol, and which evidence says so
+    evidence: ReadEvidence | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)
@@ -156,8 +159,13 @@ def find_model(image: ImageSymbols, binding: Binding) -> tuple[int, bytes, dict[
                      "(give the model with --model)")
 
 
-def _files(references: References | None, name: str) -> list[str] | None:
-    return references(name) if references else None
+def _evidence(image: ImageSymbols, refs: References | None, name: str,
+              reader: str | None) -> ReadEvidence | None:
+    if refs is None or reader is None:
+        return None
+    if not isinstance(refs, ReaderEvidence):        # DWARF alone
+        refs = ReaderEvidence(image.image, dwarf=refs)
+    return refs(name, reader)
 
 
 def _pointer_base(image: ImageSymbols, rule: RegionRule, refs: References | None) -> BoundBase:
@@ -166,17 +174,17 @@ def _pointer_base(image: ImageSymbols, rule: RegionRule, refs: References | None
         fact = image.lookup(name)
         if fact is None:
             continue
-        files = _files(refs, name)
-        if rule.reader and files is not None and not any(fnmatch.fnmatch(f, rule.reader) for f in files):
+        evidence = _evidence(image, refs, name, rule.reader)
+        if evidence is not None and evidence.reads is False:
             return BoundBase(rule.index, rule.name, 0, 0, None, None,
-                             f"`{name}` is linked but no {rule.reader} unit reads it: "
-                             f"the backend passes 0/0")
+                             f"`{name}` is linked but no {rule.reader} unit reads it: the "
+                             f"backend passes 0/0 ({evidence.detail})", evidence=evidence)
         size_fact = image.lookup(size_name) if size_name else None
         value = image.word(fact) or 0
         size = (image.word(size_fact) or 0) if size_fact else 0
         kind = "WEAK default" if fact.binding == "weak" else "strong definition"
         return BoundBase(rule.index, rule.name, value, size, fact, size_fact,
-                         f"`{name}` = {value:#x} ({kind})")
+                         f"`{name}` = {value:#x} ({kind})", evidence=evidence)
     return BoundBase(rule.index, rule.name, 0, 0, None, None,
                      f"none of {', '.join(rule.symbols)} is defined: the backend passes 0/0")
 
@@ -194,8 +202,8 @@ def _symbol_base(image: ImageSymbols, rule: RegionRule) -> BoundBase:
 def resolve_bases(elf: ElfFile | ImageSymbols, binding: Binding,
                   references: References | None = None,
                   *, require_model: bool = True) -> BaseAddressTable:
-    """Compute the base-address table. `references` (DWARF) lets a pointer rule tell a symbol
-    the backend reads from one it never mentions. With `require_model=False` (the model comes
+    """Compute the base-address table. `references` (a ReaderEvidence, or DWARF alone) lets a
+    pointer rule tell a symbol the backend reads from one it never reads. With `require_model=False` (the model comes
     from elsewhere) an image without an embedded blob gets region 0 = 0, said in its note."""
     image = elf if isinstance(elf, ImageSymbols) else ImageSymbols(elf)
     elf = image.elf

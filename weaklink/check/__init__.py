@@ -7,8 +7,9 @@
 2. analyze the image (which definitions won, near misses, overrides never extracted);
 3. bind: every base-address table the firmware passes to ethosu_invoke_v3 (one per ethos-u
    operator of each embedded .tflite, or the blob's), with the driver's fast-memory rule
-   applied; DWARF tells whether the backend's unit reads the fast-scratch pointer at all (ld's
-   --cref table cannot: it omits a weak definer once the name is defined);
+   applied; whether the backend reads the fast-scratch pointer at all is decided from the
+   evidence there is (weaklink.bind.readers: relocations, DWARF, the code), and assumed, with
+   the assumption reported, when there is none;
 4. per table: decode its stream, static findings (a null, too small or unreachable fast
    scratch; fast memory smaller than the driver's check allows);
 5. emulate each stream on the NPU with those bases: ok, hang or error, and cycles; a region in
@@ -31,6 +32,7 @@ from npu.soc import board_for
 from weaklink.analyze import analyze
 from weaklink.bind import load_binding, resolve_tables
 from weaklink.bind import tflm
+from weaklink.bind.readers import ReaderEvidence
 from weaklink.bind.references import from_dwarf
 from weaklink.bind.table import BoundBase, ImageSymbols, find_model
 from weaklink.check.report import CheckReport, FastScratch, OperatorCheck, worst
@@ -64,7 +66,10 @@ def detect_binding(symbols: ImageSymbols, model_given: bool = False) -> str:
 def check(elf_path: str | Path, *, accelerator: str, system_config: str, memory_mode: str,
           soc: str | None = None, map_path: str | Path | None = None,
           model_path: str | Path | None = None, binding: str | Path | None = None,
-          vela_ini: str | Path | None = None, functional: bool = False) -> CheckReport:
+          vela_ini: str | Path | None = None, functional: bool = False,
+          link_inputs=()) -> CheckReport:
+    """`link_inputs`: objects and archives of the link, whose relocations say which code reads
+    a pointer (weaklink.bind.readers)."""
     elf_path = str(elf_path)
     acc = npu_accelerator(accelerator)
     board = board_for(acc, soc)          # one line, exit 2, for an NPU the SoC cannot carry
@@ -82,7 +87,10 @@ def check(elf_path: str | Path, *, accelerator: str, system_config: str, memory_
     findings = [f for f in analysis.findings if f.rule in ANALYSIS_RULES]
 
     # 3. every base-address table
-    refs = from_dwarf(image.elf.data, elf_path) if any(r.reader for r in rules.regions) else None
+    refs = None
+    if any(r.reader for r in rules.regions):
+        refs = ReaderEvidence(image, dwarf=from_dwarf(image.elf.data, elf_path),
+                              link_inputs=link_inputs)
     tables = resolve_tables(symbols, rules, refs, map_path=map_path,
                             require_model=override is None)
     if not tables:
@@ -98,9 +106,27 @@ def check(elf_path: str | Path, *, accelerator: str, system_config: str, memory_
                        fast_scratch=_fast_scratch(fast, board), regions_used=sorted(main.needs),
                        needs=main.needs, findings=tuple(findings + _union(ops)), run=main.run,
                        operators=tuple(ops), functional=main.functional,
-                       assumptions=binding_assumptions(tables) + tuple(
+                       assumptions=binding_assumptions(tables) + _assumptions(ops, rules) + tuple(
                            dict.fromkeys(a for op in ops for a in op.run.assumptions)),
                        cannot_tell=main.cannot_tell)
+
+
+def _assumptions(ops, rules) -> tuple[str, ...]:
+    """A pointer rule with no evidence either way takes the binding's documented behaviour:
+    the reader reads the pointer. Said when a stream uses that region."""
+    out = []
+    for op in ops:
+        for b in op.table.bases:
+            ev = b.evidence
+            rule = rules.region(b.region)
+            if ev is None or ev.reads is not None or b.region not in op.needs or rule is None:
+                continue
+            name = b.symbol.name if b.symbol else rule.symbols[0]
+            out.append(f"`{name}` is read by the {rule.reader} code and passed as region "
+                       f"{b.region} ({b.name}), as the {rules.name} binding documents: there is "
+                       f"no evidence either way ({ev.detail}; give the link's objects with "
+                       f"--link-input, or link with --emit-relocs, to decide)")
+    return tuple(dict.fromkeys(out))
 
 
 def _operator(table, override, elf_path, accelerator, system_config, memory_mode, board,

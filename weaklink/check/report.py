@@ -164,6 +164,9 @@ class CheckReport:
                     "offsets decided by TFLM's planner at run time (no offline plan for them)"
                     if not planned else f"{planned} of {len(placed)} at their offsets in Vela's "
                     "offline memory plan, the others decided by TFLM's planner at run time"))
+        for b in t.bases:
+            if b.evidence is not None:
+                out.append(f"region {b.region} ({b.name}): {_evidence_line(b.evidence)}")
         f = t.fast_memory
         if f is not None and (f.given or f.unknown or t.model_format == "tflite"):
             out.append(f"fast memory: {f.note or f.source}" if f.address is not None
@@ -255,6 +258,12 @@ def _provenance(base: BoundBase) -> str:
     return f"{text} ← `{sym.name}` = strong definition{where}"
 
 
+def _evidence_line(ev) -> str:
+    verdict = {True: "read by the backend", False: "not read by the backend",
+               None: "cannot tell whether the backend reads it"}[ev.reads]
+    return f"{verdict}, from {ev.source}: {ev.detail}"
+
+
 def _base_json(b: BoundBase, port) -> dict:
     return {"region": b.region, "name": b.name, "address": b.address, "size": b.size,
             "symbol": b.symbol.name if b.symbol else None,
@@ -264,4 +273,6 @@ def _base_json(b: BoundBase, port) -> dict:
             "note": b.note,
             "arena": list(b.arena) if b.arena else None,
             "arena_offset": b.offset,
-            "decided_at_run_time": b.arena is not None and b.offset is None}
+            "decided_at_run_time": b.arena is not None and b.offset is None,
+            # pointer rules: does the backend read the symbol, and which evidence decided
+            "read_evidence": b.evidence.to_json() if b.evidence is not None else None}

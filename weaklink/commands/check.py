@@ -25,6 +25,9 @@ def add_parser(sub) -> None:
                    help="binding preset name or TOML file: which symbols feed which NPU region (default: "
                         "detected, executorch-arm for a vela_bin_stream blob, tflm-ethosu for a Vela .tflite)")
     p.add_argument("--vela-ini", help="a vela.ini with the system config and memory mode (default: Vela's Arm/vela.ini)")
+    p.add_argument("--link-input", action="append", default=[], metavar="FILE",
+                   help="an object or archive of the link (repeatable): its relocations show which "
+                        "code reads the fast-scratch pointer")
     p.add_argument("--functional", action="store_true",
                    help="also compute the inference on bytes: NPU writes that corrupt data still needed, "
                         "and `wrong` when the outputs differ from a run with the regions placed apart (U55/U65)")
@@ -46,7 +49,7 @@ def run(args) -> int:
     report = check(args.firmware, accelerator=args.accelerator, system_config=args.system_config,
                    memory_mode=args.memory_mode, soc=args.soc, map_path=args.map,
                    model_path=args.model, binding=args.binding, vela_ini=args.vela_ini,
-                   functional=args.functional)
+                   functional=args.functional, link_inputs=args.link_input)
     if args.plot:
         from weaklink.check.plot import plot
 

@@ -87,6 +87,7 @@ class LinkOptions:
     plugin: bool = False        # -plugin: ld loads a plugin (rules.py: ld/plugin.c notices)
     init: str = "_init"         # -init / -fini: DT_INIT/DT_FINI names, --gc-sections roots
     fini: str = "_fini"
+    output: str = "a.out"       # -o: ld's own definitions in the output are listed under it
 
 
 @dataclass
@@ -110,6 +111,7 @@ class _State:
     plugin: bool = False
     init: str = "_init"
     fini: str = "_fini"
+    output: str = "a.out"
     lld: bool = False           # accept lld's --start-lib / --end-lib
     lib: int = 0                # inside the n-th --start-lib block (0: outside)
     libs: int = 0
@@ -156,6 +158,7 @@ def _valued(st: _State, arg: str, args: list[str], i: int) -> int | None:
         (("-plugin", "--plugin"), lambda v: setattr(st, "plugin", True)),
         (("-init", "--init"), lambda v: setattr(st, "init", v)),
         (("-fini", "--fini"), lambda v: setattr(st, "fini", v)),
+        (("-o", "--output"), lambda v: setattr(st, "output", v)),
         (("-T", "--script", "-dT", "--default-script"), lambda v: (
             st.scripts.append(v), st.stack[-1].append(InputItem("script", v)))),
     )
@@ -267,4 +270,4 @@ def parse(args: list[str], *, lld: bool = False) -> LinkOptions:
     return LinkOptions(tuple(st.stack[0]), tuple(st.undefined), st.entry, tuple(st.require),
                        st.muldefs, tuple(st.dirs), tuple(st.scripts), tuple(st.trace),
                        st.nostdlib, st.gc_sections, st.demangle, tuple(st.wrap), st.cref,
-                       st.print_gc, st.emulation, st.plugin, st.init, st.fini)
+                       st.print_gc, st.emulation, st.plugin, st.init, st.fini, st.output)

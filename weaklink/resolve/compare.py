@@ -14,7 +14,8 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from weaklink.resolve.result import MULTIPLE_DEFINITION, UNDEFINED_REFERENCE, LinkResult
+from weaklink.resolve.result import (LINKER_SYMBOL_REDEFINED, MULTIPLE_DEFINITION,
+                                     UNDEFINED_REFERENCE, LinkResult)
 
 SCHEMA_VERSION = 1
 LAZY = "lld: lazy symbols are remembered wherever the archive sits"
@@ -222,6 +223,9 @@ def _error_reason(kind, sym, gnu, lld, member_reason) -> str:
             return ("lld: a global definition in a discarded COMDAT copy replaced the kept "
                     "weak one, and then became undefined; GNU ld keeps the first copy's symbol")
         return f"GNU ld: {sym} is defined (the two linkers load different members)"
+    if kind == LINKER_SYMBOL_REDEFINED:
+        return (f"lld reserves {sym}: an input may not define it; GNU ld's own definition "
+                "replaces the input's silently")
     if kind == MULTIPLE_DEFINITION:
         if in_gnu:
             return ("lld: the second definition is not loaded or not a duplicate under lld's "

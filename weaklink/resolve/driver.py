@@ -7,6 +7,8 @@
             undefined list stops growing
   --defsym  assigned at its position, like a -T script's assignments; a PROVIDE fires where
             its script sits if the name is undefined then, else at the end
+  linker    the names ld defines on its own once every input is open (linker_defined.py:
+            `_GLOBAL_OFFSET_TABLE_` when an object needs a GOT, `__start_SEC`/`__stop_SEC`)
   end       assignments evaluated again (they win); report.py words the diagnostics
 """
 from __future__ import annotations
@@ -18,6 +20,7 @@ from weaklink.errors import InputError
 from weaklink.read.archive import Archive, is_archive
 from weaklink.read.elfstructs import ELF_MAGIC
 from weaklink.read.objfile import K_COMMON, K_UNDEF, ObjectFile
+from weaklink.resolve import linker_defined
 from weaklink.resolve import rules as R
 from weaklink.resolve.cmdline import InputItem, LinkOptions
 from weaklink.resolve.default_script import default_script
@@ -55,6 +58,7 @@ class LinkState:
     scripts: list = field(default_factory=list)        # every script read, -T ones first
     assigned_by: dict = field(default_factory=dict)    # name -> ("script"|"absolute", value)
     gc_removed: list = field(default_factory=list)     # (file id, section) as --print-gc-sections
+    linker_defined: dict = field(default_factory=dict)  # name -> (owner file id, section)
 
     def ignored_sections(self, fid: int) -> frozenset:
         """Sections of a file whose relocations ld never processes: discarded COMDAT
@@ -80,30 +84,16 @@ class Linker:
     def run(self) -> LinkState:
         self._enter_roots()                       # ldlang.c lang_place_undefineds
         self._walk(self.s.opts.inputs)            # open_input_bfds, left to right
+        linker_defined.define_got(self.s)         # ldemul_after_open: check_relocs, the GOT
+        linker_defined.define_tls_base(self.s)
         if self.s.default is not None:            # ld parses its built-in script last
             self._apply_script(self.s.default)
         self._provide(self.s.provide)             # final pass: PROVIDE for undefined names
         self._reassign(self.s.opts.inputs)        # lang_do_assignments: --defsym wins at the end
         if self.s.default is not None:
             self._apply_script(self.s.default)
-        self._start_stop()
+        linker_defined.define_start_stop(self.s)
         return self.s
-
-    def _start_stop(self):
-        """ldlang.c lang_init_start_stop / bfd_elf_define_start_stop: an undefined
-        `__start_SEC` or `__stop_SEC` is defined by ld when an input section named SEC (a C
-        identifier) exists."""
-        table = self.s.table
-        wanted = [n for n in table.syms if n.startswith(("__start_", "__stop_"))
-                  and table.syms[n].state in (R.UNDEF, R.UNDEFWEAK)]
-        if not wanted:
-            return
-        names = {sec.name for obj in self.s.objects for sec in obj.section_table.sections}
-        for n in wanted:
-            sec = n[len("__start_"):] if n.startswith("__start_") else n[len("__stop_"):]
-            if sec in names and sec.isidentifier():
-                table.assign(table.syms[n], 0)
-                self.s.assigned_by[n] = ("script", None)
 
     def _reassign(self, items):
         for item in items:

@@ -7,6 +7,7 @@ import gc
 
 from weaklink.demangle import demangle
 from weaklink.read.objfile import K_UNDEF
+from weaklink.resolve import linker_defined
 from weaklink.resolve import rules as R
 from weaklink.resolve.driver import LinkState
 from weaklink.resolve.result import (DISCARDED_SECTION, ENTRY_NOT_FOUND, MULTIPLE_DEFINITION,
@@ -38,6 +39,10 @@ def _symbols_quietly(s: LinkState) -> dict[str, SymbolInfo]:
 
 def symbol_info(s: LinkState, sym: R.Sym) -> SymbolInfo:
     st = sym.state
+    made = s.linker_defined.get(sym.name)
+    if made is not None and st == R.DEFINED and sym.file == made[0]:   # ld's own, in its section
+        owner = s.files[sym.file] if sym.file >= 0 else s.opts.output
+        return SymbolInfo("linker", owner, 0, made[1])
     if st == R.DEFINED and not sym.absolute and sym.file >= 0:     # the common case first
         return SymbolInfo("global", s.files[sym.file], sym.size,
                           s.objects[sym.file].section_name(sym.shndx), None, _kept(s, sym))
@@ -66,17 +71,19 @@ def _kept(s: LinkState, sym: R.Sym) -> bool:
 
 
 def symbols(s: LinkState) -> dict[str, SymbolInfo]:
-    """Every name a loaded file mentions. Strong section definitions, the bulk, are built
+    """Every name a loaded file mentions, and ld's own definitions. Strong section definitions, the bulk, are built
     inline; everything else goes through symbol_info."""
     out, files, objects, sections = {}, s.files, s.objects, {}
     defined, info = R.DEFINED, symbol_info
     if s.collected:                                # --gc-sections: every symbol gets `kept`
-        return {n: info(s, sym) for n, sym in s.table.syms.items() if sym.notices}
+        return {n: info(s, sym) for n, sym in s.table.syms.items()
+                if sym.notices or n in s.linker_defined}
     for name, sym in s.table.syms.items():
-        if not sym.notices:
+        if not sym.notices and name not in s.linker_defined:
             continue
         f = sym.file
-        if sym.state == defined and f >= 0 and not sym.absolute:
+        if sym.state == defined and f >= 0 and not sym.absolute \
+                and name not in s.linker_defined:
             key = f << 32 | sym.shndx
             sec = sections.get(key)
             if sec is None:
@@ -234,6 +241,8 @@ def cref_table(s: LinkState) -> dict[str, tuple[str, ...]]:
         order += [f for f in newest if R.N_COMMON in flags[f] and R.N_DEF not in flags[f]]
         order += [f for f in newest if flags[f] == {R.N_REF}]
         out[name] = tuple(s.files[f] for f in order)
+    for name, owners in linker_defined.cref_rows(s).items():      # defined in the output
+        out[name] = owners + tuple(f for f in out.get(name, ()) if f not in owners)
     return out
 
 

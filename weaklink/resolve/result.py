@@ -16,6 +16,7 @@ MULTIPLE_DEFINITION = "multiple-definition"
 REQUIRED_UNDEFINED = "required-symbol-undefined"
 ENTRY_NOT_FOUND = "entry-not-found"          # warnings only
 DISCARDED_SECTION = "defined-in-discarded-section"   # a /DISCARD/ed definition is referenced
+LINKER_SYMBOL_REDEFINED = "linker-symbol-redefined"  # lld: an input defines a name it reserves
 NOT_MODELLED = "not-modelled"
 
 
@@ -54,7 +55,8 @@ class Collected:
 
 class SymbolInfo(NamedTuple):
     """The winner for one name (a NamedTuple: one is built per global symbol)."""
-    binding: str        # global | weak | common | absolute | script | undefined | undefined-weak
+    binding: str        # global | weak | common | absolute | script | linker (ld's own, such
+                        # as _GLOBAL_OFFSET_TABLE_) | undefined | undefined-weak
     file: str | None
     size: int
     section: str | None

@@ -13,6 +13,7 @@ as a flat list of passes.
   stop        duplicates are reported and the link stops there (measured: no undefined
               symbol errors, no --why-extract file)
   scripts     --defsym and script assignments, then PROVIDE (LinkerScript::declareSymbols)
+  reserved    the names lld defines itself when referenced (resolve/linker_defined.py)
   report      backward references, --why-extract, then undefined symbols by relocation
 """
 from __future__ import annotations
@@ -24,6 +25,7 @@ from weaklink.errors import InputError, UsageError
 from weaklink.read.archive import Archive, is_archive
 from weaklink.read.elfstructs import ELF_MAGIC, SHN_ABS as ABS
 from weaklink.read.objfile import K_COMMON, K_UNDEF, ObjectFile
+from weaklink.resolve import linker_defined
 from weaklink.resolve.cmdline import InputItem
 from weaklink.resolve.lld import rules as R
 from weaklink.resolve.lld.cmdline import LldOptions
@@ -83,6 +85,8 @@ class LldState:
     gc: object = None                                  # LldGc when --gc-sections
     swap: dict = field(default_factory=dict)           # --wrap: name a reference uses -> name it
                                                        # resolves to (foo -> __wrap_foo, ...)
+    linker_defined: dict = field(default_factory=dict)  # name -> output section (or None)
+    reserved_errors: list = field(default_factory=list)  # (symbol, file, message)
 
 
 class LldLinker:
@@ -111,6 +115,7 @@ class LldLinker:
             self.s.stopped = True
             return self.s
         self._declare_symbols(ld.inputs, scripts)
+        self.s.reserved_errors = linker_defined.lld_reserve(self.s, scripts)
         if ld.gc_sections:                       # markLive: after the symbols are final
             from weaklink.resolve.lld.gc import LldGc
             self.s.gc = LldGc(self.s, scripts).run()

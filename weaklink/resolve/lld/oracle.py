@@ -23,14 +23,17 @@ import numpy as np
 from weaklink.errors import ToolchainMissing
 from weaklink.read import elfstructs as S
 from weaklink.read.elf import ElfFile
-from weaklink.resolve.result import MULTIPLE_DEFINITION, UNDEFINED_REFERENCE, LinkResult
+from weaklink.resolve.result import (LINKER_SYMBOL_REDEFINED, MULTIPLE_DEFINITION,
+                                     UNDEFINED_REFERENCE, LinkResult)
 
 LLD_NAMES = ("ld.lld-16", "ld.lld")
 _HEAD = re.compile(r"^(?:\S*ld\.lld(?:-\d+)?|ld\.lld): (error|warning): (.*)$")
 _KINDS = ((re.compile(r"^undefined symbol: (.+)$"), UNDEFINED_REFERENCE),
           (re.compile(r"^relocation refers to a symbol in a discarded section: (.+)$"),
            UNDEFINED_REFERENCE),
-          (re.compile(r"^duplicate symbol: (.+)$"), MULTIPLE_DEFINITION))
+          (re.compile(r"^duplicate symbol: (.+)$"), MULTIPLE_DEFINITION),
+          (re.compile(r"^.+ cannot redefine linker defined symbol '(.+)'$"),
+           LINKER_SYMBOL_REDEFINED))
 _BACKREF = re.compile(r"^backward reference detected: (\S+) in (.+) refers to (.+)$")
 _ENTRY = re.compile(r"^cannot find entry symbol (\S+); not setting start address$")
 

@@ -9,8 +9,9 @@ from weaklink.read.objfile import K_COMMON
 from weaklink.resolve.lld import rules as R
 from weaklink.resolve.lld.diagnostics import Messages, duplicate_errors, undefined_errors
 from weaklink.resolve.lld.driver import LldState
-from weaklink.resolve.result import (ENTRY_NOT_FOUND, MULTIPLE_DEFINITION, UNDEFINED_REFERENCE,
-                                     Diagnostic, Extraction, LinkResult, SymbolInfo)
+from weaklink.resolve.result import (ENTRY_NOT_FOUND, LINKER_SYMBOL_REDEFINED,
+                                     MULTIPLE_DEFINITION, UNDEFINED_REFERENCE, Diagnostic,
+                                     Extraction, LinkResult, SymbolInfo)
 
 BACKWARD_REFERENCE = "backward-reference"        # --warn-backrefs warnings
 WHY_EXTRACT_HEADER = "reference\textracted\tsymbol"
@@ -21,6 +22,8 @@ TOO_MANY = "too many errors emitted, stopping now (use --error-limit=0 to see al
 def symbol_info(s: LldState, sym: R.Sym) -> SymbolInfo | None:
     kind = sym.kind
     if kind == R.DEFINED:
+        if sym.name in s.linker_defined and sym.file < 0:    # lld's own definition
+            return SymbolInfo("linker", None, 0, s.linker_defined[sym.name])
         if sym.script == R.SCRIPT_VALUE:          # --defsym, or a script's constant
             return SymbolInfo("absolute", None, 0, "*ABS*", sym.value)
         if sym.script:                            # a script expression lld computes
@@ -103,8 +106,9 @@ def build(s: LldState) -> LinkResult:
         warnings = []
     else:
         after_wrap = Messages(s, s.opts.ld.demangle, swapped=True)
-        errors = [Diagnostic(UNDEFINED_REFERENCE, n, f, m)
-                  for n, f, m in undefined_errors(s, after_wrap)]
+        errors = [Diagnostic(LINKER_SYMBOL_REDEFINED, n, f, m) for n, f, m in s.reserved_errors]
+        errors += [Diagnostic(UNDEFINED_REFERENCE, n, f, m)
+                   for n, f, m in undefined_errors(s, after_wrap)]
         warnings = backref_warnings(s)
     limit = s.opts.error_limit
     if limit and len(errors) > limit:

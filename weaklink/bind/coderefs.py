@@ -1,0 +1,313 @@
+"""Which code of a linked image uses a variable's address, read from the image alone.
+
+A build without -g still says a lot. ld copies each object's local symbols into the image's
+.symtab after an STT_FILE symbol naming the object's source file, and among them the ARM
+mapping symbols (`$t` Thumb code, `$d` data in code, `$a` ARM code; AAELF32 "Mapping
+symbols") that begin every input section: so every byte of code belongs to a source file.
+Code can only use a global variable through its address, which an ARM image holds in one of
+these forms:
+- a literal pool word (`ldr rX, [pc, #n]`; relocation R_ARM_ABS32), in a `$d` span;
+- a MOVW/MOVT pair building it in one register (R_ARM_THM_MOVW_ABS_NC / MOVT_ABS);
+- a pc-relative literal added to the pc (`ldr rX, [pc, #n]; add rX, pc`; R_ARM_REL32);
+- a GOT slot holding it (position-independent code, -fPIC): the function finds the GOT from a
+  pc-relative literal (R_ARM_BASE_PREL against _GLOBAL_OFFSET_TABLE_) and loads the slot at
+  an offset from a literal (R_ARM_GOT_BREL, the old R_ARM_GOT32), or computes the slot's
+  address pc-relative (R_ARM_GOT_PREL).
+The scan decodes the Thumb instructions of the code spans it is asked about, linearly, keeping
+for each register the last literal or MOVW value put in it. An image linked with its local
+symbols discarded (ld -x) has no mapping symbols: each function is then one span of code,
+and only the function names say whose code it is. Finding a form is evidence that
+the code uses the address; not finding one is not evidence of the contrary (an address can be
+computed in ways this scan does not follow), so callers never read "none found" as "unused".
+"""
+from __future__ import annotations
+
+import bisect
+import struct
+from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+
+from weaklink.demangle import demangle
+from weaklink.read import elfstructs as S
+from weaklink.read.image import Image
+
+GOT_SYMBOL = "_GLOBAL_OFFSET_TABLE_"
+GOT_SECTIONS = (".got", ".got.plt")
+_WORD = struct.Struct("<I")
+_MASK = 0xFFFFFFFF
+
+
+@dataclass(frozen=True)
+class CodeRef:
+    """One place where code holds a variable's address."""
+    site: int                 # the literal, the instruction, or the GOT-offset literal
+    form: str                 # literal pool | MOVW/MOVT | pc-relative | GOT | GOT (pc-relative)
+    unit: str | None          # the source file ld listed the code under (STT_FILE)
+    function: str | None      # the function holding the site (demangled)
+    slot: int | None = None   # the GOT slot, for the GOT forms
+
+    def describe(self) -> str:
+        how = {"literal pool": f"held in a literal pool at {self.site:#x}",
+               "MOVW/MOVT": f"built by a MOVW/MOVT pair at {self.site:#x}",
+               "pc-relative": f"computed pc-relative from the literal at {self.site:#x}",
+               "GOT": f"read through the GOT slot at {self.slot or 0:#x} (its offset is the "
+                      f"literal at {self.site:#x})",
+               "GOT (pc-relative)": f"read through the GOT slot at {self.slot or 0:#x} "
+                                    f"(pc-relative, from the literal at {self.site:#x})"}
+        fn = f" in {_short(self.function)}" if self.function else ""
+        return f"{how[self.form]} by {self.unit or 'unattributed'} code{fn}"
+
+
+def _short(name: str) -> str:
+    """A demangled function name without its parameter list."""
+    plain = name.replace("(anonymous namespace)", "{anonymous}")
+    depth = 0
+    for i, ch in enumerate(plain):
+        depth += (ch == "<") - (ch == ">")
+        if ch == "(" and depth == 0 and i:
+            return plain[:i].replace("{anonymous}", "(anonymous namespace)")
+    return name
+
+
+@dataclass(frozen=True)
+class _Span:
+    start: int
+    end: int
+    kind: str                 # "t" | "d" | "a"
+    unit: str | None
+    section: int
+
+
+class CodeMap:
+    """The code sections of an image cut into mapping-symbol spans, each with its source file,
+    and the functions (FUNC symbols) that hold them."""
+
+    def __init__(self, image: Image):
+        self.image = image
+        self.elf = image.elf
+        self.spans = self._spans()
+        self._starts = [s.start for s in self.spans]
+
+    @cached_property
+    def code_sections(self) -> list[int]:
+        return [i for i, sh in enumerate(self.elf.shdrs)
+                if sh.sh_type == S.SHT_PROGBITS and sh.sh_flags & S.SHF_ALLOC
+                and sh.sh_flags & S.SHF_EXECINSTR]
+
+    def _locals(self):
+        """(index, value, shndx, type, name) of the local symbols, in .symtab order."""
+        syms = self.elf.symbols
+        if not len(syms):
+            return []
+        first_global = self.elf.shdrs[self.elf.symtab_index].sh_info
+        idx = np.arange(min(first_global, len(syms)))
+        local = syms[idx]
+        types = (local["st_info"] & 0xF).astype(int)
+        shndx = self.elf.symbol_section_indices()[idx]
+        keep = np.flatnonzero((types == S.STT_FILE) | np.isin(shndx, self.code_sections))
+        names = self.elf.symbol_names(idx[keep])
+        return zip(keep.tolist(), local["st_value"][keep].tolist(), shndx[keep].tolist(),
+                   types[keep].tolist(), names)
+
+    def _spans(self) -> list[_Span]:
+        marks, unit = [], None
+        for _, value, shndx, stype, name in self._locals():
+            if stype == S.STT_FILE:
+                unit = name or None           # ld's own locals follow an STT_FILE with no name
+            elif name[:2] in ("$t", "$d", "$a") and (len(name) == 2 or name[2] == "."):
+                marks.append((value & ~1, name[1], unit, shndx))
+        if not marks:           # locals discarded (ld -x): each function is a span of code
+            starts, rows = self._functions
+            code = set(self.code_sections)
+            for start, size, _ in rows:
+                i = self.image.section_at(start)
+                if size and i in code:
+                    marks.append((start, "t", None, i))
+                    marks.append((start + size, "-", None, i))
+        marks.sort(key=lambda m: m[0])
+        spans = []
+        for k, (start, kind, unit, shndx) in enumerate(marks):
+            sh = self.elf.shdrs[shndx]
+            end = sh.sh_addr + sh.sh_size
+            if not sh.sh_addr <= start < end:       # a mapping symbol outside its section
+                continue
+            for nxt in marks[k + 1:]:
+                if nxt[3] == shndx and nxt[0] > start:
+                    end = nxt[0]
+                    break
+            if kind != "-":
+                spans.append(_Span(start, end, kind, unit, shndx))
+        return spans
+
+    @property
+    def attributed(self) -> bool:
+        """Did ld's symbol table say which source file each piece of code came from?"""
+        return any(s.unit for s in self.spans)
+
+    def span_at(self, address: int) -> _Span | None:
+        k = bisect.bisect_right(self._starts, address) - 1
+        if k >= 0 and self.spans[k].start <= address < self.spans[k].end:
+            return self.spans[k]
+        return None
+
+    def unit_at(self, address: int) -> str | None:
+        span = self.span_at(address)
+        return span.unit if span else None
+
+    @cached_property
+    def _functions(self) -> tuple[list[int], list[tuple[int, int, str]]]:
+        syms = self.elf.symbols
+        if not len(syms):
+            return [], []
+        types = syms["st_info"] & 0xF
+        idx = np.flatnonzero((types == S.STT_FUNC) & (syms["st_shndx"] != S.SHN_UNDEF))
+        names = self.elf.symbol_names(idx)
+        rows = sorted((int(v) & ~1, int(sz), n) for v, sz, n in
+                      zip(syms["st_value"][idx].tolist(), syms["st_size"][idx].tolist(), names))
+        return [r[0] for r in rows], rows
+
+    def function_at(self, address: int) -> tuple[int, int, str] | None:
+        """(start, size, raw name) of the function whose [start, start + size) holds it."""
+        starts, rows = self._functions
+        k = bisect.bisect_right(starts, address) - 1
+        first = k
+        while k >= 0 and rows[k][0] == rows[first][0]:     # aliases share a start
+            start, size, _ = rows[k]
+            if start <= address < start + max(size, 1):
+                return rows[k]
+            k -= 1
+        return None
+
+    def function_name(self, address: int) -> str | None:
+        fn = self.function_at(address)
+        return demangle(fn[2]) if fn else None
+
+    def section_words(self, shndx: int) -> bytes:
+        return self.elf.section_bytes(shndx)
+
+
+def got_slots(image: Image, address: int) -> tuple[set[int], set[int]]:
+    """(the GOT origins, the GOT slots holding `address`). GNU ld's ARM GOT-relative
+    relocations (R_ARM_BASE_PREL, R_ARM_GOT_BREL) count from the start of .got, while it puts
+    _GLOBAL_OFFSET_TABLE_ at .got.plt (measured, ld 2.40); lld puts both at .got: either is
+    an origin."""
+    elf = image.elf
+    origins = {s.address for s in image.lookup(GOT_SYMBOL)}
+    slots = set()
+    for name in GOT_SECTIONS:
+        i = elf.find_section(name)
+        if i is None or elf.shdrs[i].sh_type != S.SHT_PROGBITS:
+            continue
+        data, base = elf.section_bytes(i), elf.shdrs[i].sh_addr
+        if name == ".got":
+            origins.add(base)
+        for off in range(0, len(data) - 3, 4):
+            if _WORD.unpack_from(data, off)[0] == address:
+                slots.add(base + off)
+    return origins, slots
+
+
+def find_refs(code: CodeMap, address: int, spans: list[_Span]) -> list[CodeRef]:
+    """Every place in `spans` (code and literal data of a code section) that holds `address`
+    in one of the module's forms."""
+    origins, slots = got_slots(code.image, address)
+    out: list[CodeRef] = []
+    data_cache: dict[int, bytes] = {}
+
+    def section(i: int) -> bytes:
+        if i not in data_cache:
+            data_cache[i] = code.section_words(i)
+        return data_cache[i]
+
+    def ref(site, form, slot=None):
+        out.append(CodeRef(site, form, code.unit_at(site), code.function_name(site), slot))
+
+    got_users: dict[tuple, list[tuple[int, int]]] = {}   # (function, origin) -> (site, slot)
+    got_based: set[tuple] = set()                       # (function, origin) it computes
+    for span in spans:
+        base = code.elf.shdrs[span.section].sh_addr
+        data = section(span.section)
+        if span.kind == "d":
+            first, last = max((span.start + 3) & ~3, base), min(span.end, base + len(data))
+            for at in range(first, last - 3, 4):
+                word = _WORD.unpack_from(data, at - base)[0]
+                if word == address:
+                    ref(at, "literal pool")
+                elif word in slots:
+                    ref(at, "GOT", word)
+            continue
+        if span.kind != "t":
+            continue
+        for pc, kind, reg, value, site in _thumb_values(data, base, span.start, span.end):
+            fn = code.function_at(pc) or span
+            if kind == "movt" and value == address:
+                ref(pc, "MOVW/MOVT")
+            elif kind == "literal" and value == address:
+                ref(site, "literal pool")
+            elif kind == "addpc":
+                if value == address:
+                    ref(site, "pc-relative")
+                elif value in slots:
+                    ref(site, "GOT (pc-relative)", value)
+                elif value in origins:
+                    got_based.add((fn, value))
+            elif kind == "literal":
+                for origin in origins:
+                    if (origin + value) & _MASK in slots:
+                        slot = (origin + value) & _MASK
+                        got_users.setdefault((fn, origin), []).append((site, slot))
+    for key, uses in got_users.items():
+        if key in got_based:                # the function does find the GOT: an offset into it
+            for site, slot in uses:
+                ref(site, "GOT", slot)
+    return sorted(set(out), key=lambda r: r.site)
+
+
+def _thumb_values(data: bytes, base: int, start: int, end: int):
+    """Linear Thumb decode of [start, end): yields (pc, kind, register, value, site) for
+    - "literal": `ldr rX, [pc, #n]` (16- and 32-bit), value the word loaded, site the literal;
+    - "addpc": `add rX, pc` after a literal load into rX, value literal + pc + 4 (the address
+      ARM's pc-relative forms compute), site the literal;
+    - "movt": a MOVT completing a MOVW into the same register, value the 32-bit constant."""
+    literal: dict[int, tuple[int, int]] = {}      # register -> (value, literal address)
+    movw: dict[int, int] = {}
+    pc, end = max(start, base), min(end, base + len(data))
+    while pc + 2 <= end:
+        hw = data[pc - base] | data[pc - base + 1] << 8
+        if hw & 0xF800 in (0xE800, 0xF000, 0xF800):            # a 32-bit instruction
+            if pc + 4 > end:
+                return
+            hw2 = data[pc - base + 2] | data[pc - base + 3] << 8
+            if hw & 0xFF7F == 0xF85F:                          # LDR.W Rt, [pc, #+/-imm12]
+                imm = hw2 & 0xFFF
+                lit = ((pc + 4) & ~3) + (imm if hw & 0x80 else -imm)
+                reg = hw2 >> 12
+                if base <= lit and lit + 4 <= base + len(data):
+                    value = _WORD.unpack_from(data, lit - base)[0]
+                    literal[reg] = (value, lit)
+                    yield pc, "literal", reg, value, lit
+            elif hw & 0xFBF0 in (0xF240, 0xF2C0) and not hw2 & 0x8000:   # MOVW / MOVT
+                imm = (hw & 0xF) << 12 | (hw >> 10 & 1) << 11 | (hw2 >> 12 & 7) << 8 | hw2 & 0xFF
+                reg = hw2 >> 8 & 0xF
+                literal.pop(reg, None)
+                if hw & 0xFBF0 == 0xF240:
+                    movw[reg] = imm
+                elif reg in movw:
+                    yield pc, "movt", reg, imm << 16 | movw.pop(reg), pc
+            pc += 4
+            continue
+        if hw & 0xF800 == 0x4800:                              # LDR Rt, [pc, #imm8*4]
+            reg, lit = hw >> 8 & 7, ((pc + 4) & ~3) + (hw & 0xFF) * 4
+            if base <= lit and lit + 4 <= base + len(data):
+                value = _WORD.unpack_from(data, lit - base)[0]
+                literal[reg] = (value, lit)
+                movw.pop(reg, None)
+                yield pc, "literal", reg, value, lit
+        elif hw & 0xFF78 == 0x4478:                            # ADD Rdn, pc
+            reg = hw & 7 | (hw & 0x80) >> 4
+            if reg in literal:
+                value, lit = literal.pop(reg)
+                yield pc, "addpc", reg, (value + pc + 4) & _MASK, lit
+        pc += 2
