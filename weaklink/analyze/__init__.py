@@ -7,14 +7,17 @@
 3. the symbol table as columns, and demangling started in the background;
 4. queried symbols: binding, place, reset value, pointer target;
 5. findings (weak-default-survived, near-miss-override, override-not-extracted,
-   pointer-outside-region, expected-symbol-missing);
-6. attribution (DWARF, else map), for the queried symbols and the findings only.
+   pointer-outside-region, expected-symbol-missing), with the C++ facts of
+   weaklink.analyze.cxxlinkage (vague linkage, class members);
+6. attribution: DWARF for every symbol it covers, the map for the queried symbols and the
+   findings.
 """
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from weaklink.analyze import extraction, findings as F, regions as R, values
 from weaklink.analyze.attribution import Attribution
+from weaklink.analyze.cxxlinkage import ASSUMED, ASSUMPTION, CxxFacts
 from weaklink.analyze.report import AnalysisReport, Query, RegionUse
 from weaklink.analyze.symtable import SymbolTable, table_for
 from weaklink.errors import UsageError
@@ -41,10 +44,13 @@ def analyze(path: str, *, map_path: str | None = None, board: str | None = None,
 
     names = list(dict.fromkeys([*symbols, *expect_region]))
     queried = {n: _query(image, regions, n, table) for n in names}
-    weak_rows, found = F.weak_defaults(table, frozenset(expect_override))
-    found += F.near_misses(table)
+    facts = CxxFacts(table, attribution)
+    weak_rows, found, vague = F.weak_defaults(table, frozenset(expect_override), facts)
+    found += F.near_misses(table, facts)
     found += _expectations(image, regions, queried, expect_override, expect_region)
     notes: list[str] = []
+    if any(ASSUMED in why for why in vague.values()):
+        notes.append(f"assumption: {ASSUMPTION}")
     found += _not_extracted(table, link_map, map_path, link_inputs, link_dir, notes,
                             expect_override)
     found.sort(key=lambda f: (F.SEVERITIES.index(f.severity), f.rule, f.symbol))
@@ -53,7 +59,7 @@ def analyze(path: str, *, map_path: str | None = None, board: str | None = None,
     queried = {n: _with_unit(q, image, defined_in) for n, q in queried.items()}
     return AnalysisReport(image.name, MACHINES.get(image.elf.header["e_machine"], "?"),
                           image.entry, regions, _usage(image, regions), table, queried,
-                          tuple(found), weak_rows, defined_in, demangling, tuple(notes))
+                          tuple(found), weak_rows, defined_in, demangling, tuple(notes), vague)
 
 
 def query(report: AnalysisReport, name: str, attribution: Attribution | None = None) -> Query:
@@ -140,11 +146,15 @@ def _not_extracted(table, link_map, map_path, link_inputs, link_dir, notes: list
 
 
 def _attribute(image, attribution, queried, found, table, weak_rows) -> dict[int, str]:
+    """DWARF for every symbol it covers; the map, too, for the queried symbols, the findings
+    and (small images) the surviving weak definitions."""
+    out = attribution.table_units(table.cols)
     wanted = {q.raw_name for q in queried.values() if q.found} | {f.symbol for f in found}
     if len(weak_rows) <= ATTRIBUTE_ALL_WEAK_BELOW:
         wanted |= set(table.names(weak_rows))
     syms = [hits[0] for n in sorted(wanted) if (hits := image.lookup(n))]
-    return attribution.many(syms)
+    out.update(attribution.many([s for s in syms if s.index not in out]))
+    return out
 
 
 def _with_unit(q: Query, image: Image, defined_in: dict[int, str]) -> Query:

@@ -1,9 +1,14 @@
 """Which compilation unit defined a symbol: from DWARF when the image has it, else from the
-GNU ld map. Lazy: asked only for the symbols a report shows, never for the whole table.
+GNU ld map.
 
-- DWARF: a function's address falls in its CU's .debug_aranges ranges; a variable is the
-  DW_TAG_variable whose DW_AT_location is `DW_OP_addr <address>`, found as bytes in
-  .debug_info (pyelftools then reads only that CU's name).
+- DWARF, for every symbol that has it (`table_units`) and for single symbols (`defined_in`):
+  a function's address falls in its unit's .debug_aranges ranges; a variable is the
+  DW_TAG_variable whose DW_AT_location is `DW_OP_addr <address>`. Its bytes (`05 03
+  <address>`: an exprloc or block1 of length 5) are searched for in .debug_info, and each unit
+  holding a hit is walked at file and namespace scope only (weaklink.read.dwarfunits.scan) to
+  check the hit is that definition: a call site passing the variable's address
+  (DW_AT_call_value) holds the same bytes in another unit. No other unit is read, so the
+  newlib and libstdc++ units of an image cost nothing unless they define what is asked.
 - Map: with --cref the defining file is listed first (ld.info, --cref); otherwise the input
   section line (` .bss.x  0xADDR  0xSIZE  file.o`) that precedes the symbol's line.
 """
@@ -15,15 +20,20 @@ import re
 import struct
 from functools import cached_property
 
+from weaklink.analyze.cxxlinkage import FunctionFacts
 from weaklink.read import elfstructs as S
 from weaklink.read.dwarfunits import UNKNOWN, UnitNames
 from weaklink.read.image import Image, Symbol
 
 DW_OP_addr = 0x03
 SHF_COMPRESSED = 0x800
+OVERLAP_LOOKBACK = 4          # aranges looked at below the last one starting at an address
 SEARCHES_BEFORE_INDEX = 8     # a few variables: bytes.find; many: index .debug_info once
 _SCOPES = ("DW_TAG_namespace", "DW_TAG_structure_type", "DW_TAG_class_type")
 _INPUT_SECTION = re.compile(rb"^ \S*\s+0x[0-9a-fA-F]+\s+0x[0-9a-fA-F]+ (\S.*)$", re.M)
+# DW_AT_location of a static variable: a 5-byte exprloc/block1 holding DW_OP_addr <4 bytes>.
+# The lookahead finds overlapping hits.
+_ADDR_LOCATION = re.compile(rb"\x05\x03(?=(.{4}))", re.S)
 
 
 class Attribution:
@@ -31,6 +41,7 @@ class Attribution:
         self.image = image
         self.link_map = link_map
         self.map_path = map_path
+        self._searches = 0
 
     def defined_in(self, sym: Symbol) -> str | None:
         return self._from_dwarf(sym) or self._from_map(sym)
@@ -42,6 +53,30 @@ class Attribution:
             if unit is not None:
                 out[sym.index] = unit
         return out
+
+    def table_units(self, cols) -> dict[int, str]:
+        """.symtab index -> unit, from DWARF, for every row of `cols` (SymbolColumns) it
+        covers: functions by .debug_aranges, the others by their DW_OP_addr location."""
+        if not self._has_debug_info:
+            return {}
+        out = {}
+        for index, stype, address in zip(cols.index, cols.type, cols.address):
+            unit = self._dwarf_unit(int(stype), int(address))
+            if unit is not None:
+                out[int(index)] = unit
+        return out
+
+    def function_facts(self, address: int) -> FunctionFacts | None:
+        """What DWARF says of the function defined at `address` (cxxlinkage.FunctionFacts),
+        None when no unit with DWARF defines it (or its DWARF is not readable here)."""
+        names = self._unit_names
+        if names is None or not self._has_debug_info:
+            return None
+        cu = self._function_cu(address)
+        scan = names.scan(cu) if cu is not None else None
+        die = scan.functions.get(address) if scan is not None else None
+        facts = names.function_facts(die) if die is not None else None
+        return None if facts is None else FunctionFacts(*facts)
 
     @property
     def dwarf(self):
@@ -55,17 +90,8 @@ class Attribution:
             return None
         try:
             if sym.type == S.STT_FUNC:
-                table = self._aranges
-                if table is None:
-                    return None
-                import numpy as np
-                hit = np.flatnonzero((table[0] <= sym.address) & (sym.address < table[1]))
-                return int(table[2][hit[0]]) if hit.size else None
-            if self._debug_info is None:
-                return None
-            at = self._location_at(sym.address)
-            return None if at < 0 else \
-                self._unit_starts[bisect.bisect_right(self._unit_starts, at) - 1]
+                return self._function_cu(sym.address)
+            return None if self._debug_info is None else self._variable_cu(sym.address)
         except Exception:       # corrupt DWARF: best effort, never fatal
             return None
 
@@ -87,7 +113,8 @@ class Attribution:
 
     @cached_property
     def _variables(self) -> dict[int, str]:
-        """DW_OP_addr address → CU name, for every variable defined at CU/namespace scope."""
+        """DW_OP_addr address → CU name, for every variable defined at CU/namespace scope,
+        by pyelftools (a compressed .debug_info, which the direct reader does not read)."""
         out: dict[int, str] = {}
         try:
             for cu in self._dwarf.iter_CUs():
@@ -104,11 +131,14 @@ class Attribution:
     def _from_dwarf(self, sym: Symbol) -> str | None:
         if not self._has_debug_info:
             return None
-        if sym.type == S.STT_FUNC:
-            return self._function_unit(sym.address)
+        return self._dwarf_unit(sym.type, sym.address)
+
+    def _dwarf_unit(self, stype: int, address: int) -> str | None:
+        if stype == S.STT_FUNC:
+            return self._function_unit(address)
         if self._debug_info is None:                 # compressed: walk the DIEs
-            return self._variables.get(sym.address)
-        return self._variable_unit(sym.address)
+            return self._variables.get(address) if self._dwarf is not None else None
+        return self._variable_unit(address)
 
     @cached_property
     def _debug_info(self) -> bytes | None:
@@ -117,27 +147,32 @@ class Attribution:
             return None
         return self.image.elf.section_bytes(i)
 
-    @cached_property
+    @property
     def _unit_starts(self) -> list[int]:
-        """Offsets of the unit headers in .debug_info (unit_length chain, DWARF 2-5)."""
-        info, out, pos = self._debug_info, [], 0
-        while pos + 4 <= len(info):
-            out.append(pos)
-            length = int.from_bytes(info[pos:pos + 4], "little")
-            if length == 0xFFFFFFFF:                     # 64-bit DWARF: u64 length follows
-                length = int.from_bytes(info[pos + 4:pos + 12], "little") + 8
-            pos += 4 + length
-        return out
+        return self._unit_names.unit_starts if self._unit_names is not None else []
 
     def _variable_unit(self, address: int) -> str | None:
-        """The CU holding `DW_AT_location: DW_OP_addr <address>`: the exprloc (DWARF 4+) or
-        block1 (DWARF 2-3) bytes 05 03 <address, 4 bytes LE> searched in .debug_info, so
-        no DIE is parsed but the CU's first."""
-        hit = self._location_at(address)
-        if hit < 0:
+        cu = self._variable_cu(address)
+        return None if cu is None else self._unit_name(cu)
+
+    def _variable_cu(self, address: int) -> int | None:
+        """The unit that defines the variable at `address`: the first unit holding
+        `05 03 <address>` as the location of a DW_TAG_variable, found at file or namespace
+        scope by the unit's walk, else (the static data of a function) by descending to the
+        hit. A unit the walker cannot read is taken on the bytes alone."""
+        names = self._unit_names
+        if names is None or not address:       # 0: the address of discarded COMDAT copies
             return None
-        cu = self._unit_starts[bisect.bisect_right(self._unit_starts, hit) - 1]
-        return self._unit_name(cu)
+        hits = self._location_hits(address)
+        for hit in hits:
+            cu = names.unit_of(hit)
+            scan = names.scan(cu)
+            if scan is None or address in scan.variables:
+                return cu
+        for hit in hits:
+            if names.variable_at(hit) in (True, None):
+                return names.unit_of(hit)
+        return None
 
     def _unit_name(self, offset: int) -> str | None:
         """DW_AT_name of the unit at .debug_info `offset`: read directly, or by pyelftools
@@ -165,56 +200,74 @@ class Attribution:
             parts.append(b"" if i is None else elf.section_bytes(i))
         return UnitNames(*parts) if parts[0] and parts[1] else None
 
-    def _location_at(self, address: int) -> int:
-        """Offset of the first `05 03 <address>` in .debug_info, -1 for none. The first few
-        are searched for; after that one numpy pass indexes every DW_OP_addr operand."""
-        self._searches = getattr(self, "_searches", 0) + 1
+    def _location_hits(self, address: int) -> list[int]:
+        """Offsets of every `05 03 <address>` in .debug_info. The first few addresses are
+        searched for; after that one pass indexes every DW_OP_addr operand."""
+        self._searches += 1
         if self._searches <= SEARCHES_BEFORE_INDEX:
-            return self._debug_info.find(b"\x05\x03" + address.to_bytes(4, "little"))
-        return self._location_index.get(address, -1)
+            info, needle, out = self._debug_info, b"\x05\x03" + address.to_bytes(4, "little"), []
+            at = info.find(needle)
+            while at >= 0:
+                out.append(at)
+                at = info.find(needle, at + 1)
+            return out
+        return self._location_index.get(address, [])
 
     @cached_property
-    def _location_index(self) -> dict[int, int]:
-        import numpy as np
-
-        from weaklink.arraysets import first_occurrences
-        u8 = np.frombuffer(self._debug_info, np.uint8)
-        at = np.flatnonzero((u8[:-5] == 0x05) & (u8[1:-4] == 0x03)) if len(u8) > 5 else \
-            np.zeros(0, np.int64)
-        words = u8[at[:, None] + 2 + np.arange(4)].astype(np.uint32) \
-            << np.array([0, 8, 16, 24], np.uint32)
-        address = np.bitwise_or.reduce(words, axis=1) if len(at) else np.zeros(0, np.uint32)
-        address, first = first_occurrences(address)              # the first occurrence
-        return dict(zip(address.tolist(), at[first].tolist()))
+    def _location_index(self) -> dict[int, list[int]]:
+        out: dict[int, list[int]] = {}
+        for m in _ADDR_LOCATION.finditer(self._debug_info):
+            out.setdefault(int.from_bytes(m.group(1), "little"), []).append(m.start())
+        return out
 
     @cached_property
     def _aranges(self):
-        """(start, end, cu_offset) arrays of .debug_aranges, read with numpy (one tuple per
-        -ffunction-sections section, 100k+ in big images); None when absent or unusual."""
+        """(starts, ends, unit offsets) of .debug_aranges, sorted by start; None when absent
+        or unusual. Ranges that start at 0 are the copies ld discarded (COMDAT duplicates,
+        --gc-sections: their relocations resolve to 0) unless code really starts at 0."""
         i = self.image.elf.find_section(".debug_aranges")
-        return None if i is None else _read_aranges(self.image.elf.section_bytes(i))
+        table = None if i is None else _read_aranges(self.image.elf.section_bytes(i))
+        if table is None:
+            return None
+        code_at_zero = any(sh.sh_addr == 0 and sh.sh_size and sh.sh_flags & S.SHF_ALLOC
+                           and sh.sh_flags & 0x4 for sh in self.image.elf.shdrs)  # SHF_EXECINSTR
+        rows = sorted(r for r in table if r[0] or code_at_zero)
+        return [r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows]
+
+    def _function_cu(self, address: int) -> int | None:
+        """The unit whose .debug_aranges range holds `address` (the latest-starting one),
+        or without .debug_aranges the unit whose own pc ranges do."""
+        table = self._aranges
+        if table is None:
+            return self._cu_by_pc(address)
+        starts, ends, cus = table
+        # ld lays input sections end to end, so ranges do not overlap: the one that starts
+        # last at or below the address holds it (a few before it are looked at too)
+        k = bisect.bisect_right(starts, address) - 1
+        for j in range(k, max(k - OVERLAP_LOOKBACK, -1), -1):
+            if address < ends[j]:
+                return cus[j]
+        return None
 
     def _function_unit(self, address: int) -> str | None:
         try:
-            table = self._aranges
-            if table is None:                   # no .debug_aranges: the CUs' own pc ranges
-                return self._unit_by_pc(address)
-            import numpy as np
-            start, end, cu_offset = table
-            hit = np.flatnonzero((start <= address) & (address < end))
-            if not hit.size:
-                return None
-            return self._unit_name(int(cu_offset[hit[0]]))
+            cu = self._function_cu(address)
         except Exception:
             return None
+        return None if cu is None else self._unit_name(cu)
 
-    def _unit_by_pc(self, address: int) -> str | None:
+    def _cu_by_pc(self, address: int) -> int | None:
+        if self._dwarf is None:
+            return None
         ranges = self._dwarf.range_lists()
         for cu in self._dwarf.iter_CUs():
-            top = cu.get_top_DIE()
-            if any(lo <= address < hi for lo, hi in _pc_ranges(top, cu, ranges)):
-                return _attr_text(top, "DW_AT_name")
+            if any(lo <= address < hi for lo, hi in _pc_ranges(cu.get_top_DIE(), cu, ranges)):
+                return cu.cu_offset
         return None
+
+    def _unit_by_pc(self, address: int) -> str | None:
+        cu = self._cu_by_pc(address)
+        return None if cu is None else self._unit_name(cu)
 
     # -- map ------------------------------------------------------------------------------------
     @cached_property
@@ -270,12 +323,12 @@ def _input_section_before(text: bytes, end: int, limit: int = 2000) -> str | Non
     return None
 
 
-def _read_aranges(data: bytes):
+def _read_aranges(data: bytes) -> list[tuple[int, int, int]] | None:
     """DWARF 2-5 .debug_aranges, 32-bit format, 4-byte addresses (ELF32): per set a header
     (unit_length u4, version u2, debug_info_offset u4, address_size u1, segment_size u1),
-    padding to 8, then (address, length) u4 pairs ending with (0, 0)."""
-    import numpy as np
-    starts, ends, cus, pos = [], [], [], 0
+    padding to 8, then (address, length) u4 pairs ending with (0, 0). (start, end, unit)
+    per non-empty range."""
+    out, pos = [], 0
     while pos + 12 <= len(data):
         length, version, cu, addr_size, seg_size = struct.unpack_from("<IHIBB", data, pos)
         if length >= 0xFFFFFFF0 or addr_size != 4 or seg_size or not 2 <= version <= 5:
@@ -284,15 +337,10 @@ def _read_aranges(data: bytes):
         end = pos + 4 + length
         if end > len(data):
             return None
-        pairs = np.frombuffer(data[body:end - (end - body) % 8], "<u4").reshape(-1, 2)
-        pairs = pairs[pairs[:, 1] != 0]
-        starts.append(pairs[:, 0].astype(np.int64))
-        ends.append(pairs[:, 0].astype(np.int64) + pairs[:, 1])
-        cus.append(np.full(len(pairs), cu, np.int64))
+        out += [(a, a + n, cu) for a, n in struct.iter_unpack("<II", data[body:end - (end - body) % 8])
+                if n]
         pos = end
-    if not starts:
-        return None
-    return np.concatenate(starts), np.concatenate(ends), np.concatenate(cus)
+    return out or None
 
 
 def _pc_ranges(top, cu, ranges):

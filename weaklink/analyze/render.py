@@ -54,6 +54,10 @@ def _findings(report: AnalysisReport) -> list[str]:
                               if rows else [] if hidden else ["  none"])
     if hidden:
         out.append(f"  ({hidden} weak-default-survived infos not listed; --json lists them)")
+    if report.vague:
+        out.append(f"  ({len(report.vague)} weak C++ vague-linkage definitions left out: "
+                   "inline functions and methods, vtables, typeinfo, template instantiations, "
+                   "guard variables; --json lists them under vague_linkage)")
     return out
 
 

@@ -153,6 +153,15 @@ class VectorisedTable(SymbolTable):
         ks = np.searchsorted(self._mangled, np.asarray(rows, np.int64))
         return _cut(buf, start[ks], length[ks])
 
+    def demangled_names(self, rows) -> list[str]:
+        starts, ends = _line_spans(self._demangled_text)
+        ks = np.searchsorted(self._mangled, np.asarray(rows, np.int64))
+        return [n.decode("utf-8", "replace")
+                for n in _cut(self._demangled_text, starts[ks], (ends - starts)[ks])]
+
+    def demangled_text(self) -> bytes:
+        return self._demangled_text
+
     def raw_names(self, rows) -> list[bytes]:
         rows = np.asarray(rows, np.int64)
         return _cut(self.image.strtab, self.cols.name_off[rows], self.cols.name_len[rows])
