@@ -3,7 +3,7 @@
 `analyze(path, ...)` reads a linked image and returns one AnalysisReport. The passes, in order:
 
 1. read the image (ET_EXEC, ARM) and, when given, the ld map;
-2. regions: map "Memory Configuration" > board preset > PT_LOAD segments;
+2. regions: map "Memory Configuration" > board preset > the image's segments and sections;
 3. the symbol table as columns, and demangling started in the background;
 4. queried symbols: binding, place, reset value, pointer target;
 5. findings (weak-default-survived, near-miss-override, override-not-extracted,
@@ -85,7 +85,7 @@ def _regions(image, link_map, map_path, board) -> R.RegionMap:
         return R.from_link_map(link_map.memory, map_path)
     if board is not None:
         return R.from_board(board)
-    return R.from_segments(image)
+    return R.from_image(image)
 
 
 def _query(image: Image, regions: R.RegionMap, name: str, table: SymbolTable) -> Query:

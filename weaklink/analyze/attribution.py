@@ -230,7 +230,7 @@ class Attribution:
         if table is None:
             return None
         code_at_zero = any(sh.sh_addr == 0 and sh.sh_size and sh.sh_flags & S.SHF_ALLOC
-                           and sh.sh_flags & 0x4 for sh in self.image.elf.shdrs)  # SHF_EXECINSTR
+                           and sh.sh_flags & S.SHF_EXECINSTR for sh in self.image.elf.shdrs)
         rows = sorted(r for r in table if r[0] or code_at_zero)
         return [r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows]
 

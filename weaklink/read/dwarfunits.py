@@ -29,6 +29,7 @@ DW_AT_inline, DW_AT_abstract_origin, DW_AT_decl_column = 0x20, 0x31, 0x39
 DW_AT_decl_file, DW_AT_decl_line, DW_AT_specification = 0x3A, 0x3B, 0x47
 DW_AT_object_pointer = 0x64
 DW_TAG_variable, DW_TAG_subprogram, DW_TAG_namespace = 0x34, 0x2E, 0x39
+_CLASS_TAGS = {0x02, 0x13, 0x17}        # DW_TAG_class_type, structure_type, union_type
 DW_INL_declared_not_inlined, DW_INL_declared_inlined = 2, 3
 DW_OP_addr = 0x03
 
@@ -325,11 +326,12 @@ class UnitNames:
                 out.functions.setdefault(address, start)
 
     def function_facts(self, die: int) -> tuple[bool, bool, bool] | None:
-        """(declared inline, a method, defined where declared) of the subprogram DIE at
-        `die`, read along its DW_AT_abstract_origin and DW_AT_specification chain: inline
-        is DW_AT_inline 2 or 3 on any of them; a method has DW_AT_object_pointer; the DIE
-        that names a specification carries DW_AT_decl_* only when the definition is not
-        where the declaration is (a method defined outside its class body)."""
+        """(declared inline, a class member, defined where declared) of the subprogram DIE
+        at `die`, read along its DW_AT_abstract_origin and DW_AT_specification chain: inline
+        is DW_AT_inline 2 or 3 on any of them; a member has DW_AT_object_pointer, or its
+        declaration sits in a class (the walked DIE before it is a class, see `_in_class`);
+        the DIE that names a specification carries DW_AT_decl_* only when the definition is
+        not where the declaration is (a method defined outside its class body)."""
         declared_inline = member = False
         in_place = None
         try:
@@ -354,9 +356,26 @@ class UnitNames:
                 die = self._reference(unit, *link[:2])
                 if die is None:
                     break
+                if link is attrs.get(DW_AT_specification):
+                    member |= self._in_class(die)
         except (IndexError, ValueError, struct.error):
             return None
         return declared_inline, member, bool(in_place)
+
+    def _in_class(self, decl: int) -> bool:
+        """Does the declaration DIE at `decl` sit inside a class? The walk of its unit stops
+        at every DIE of file and namespace scope; the one that starts last at or before the
+        declaration is the declaration itself (file or namespace scope) or the DIE whose
+        subtree holds it."""
+        cu = self.unit_of(decl)
+        scan, unit = self.scan(cu), self._unit(cu)
+        if scan is None or unit is None:
+            return False
+        k = bisect.bisect_right(scan.starts, decl) - 1
+        if k < 0 or scan.starts[k] == decl:
+            return False
+        ab = self._die(unit, scan.starts[k])[0]
+        return ab is not None and ab.tag in _CLASS_TAGS
 
     # -- forms and abbreviations ------------------------------------------------------------
     def _skip(self, form: int, pos: int, address_size: int, version: int) -> int | None:
