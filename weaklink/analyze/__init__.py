@@ -56,6 +56,10 @@ def analyze(path: str, *, map_path: str | None = None, board: str | None = None,
     found.sort(key=lambda f: (F.SEVERITIES.index(f.severity), f.rule, f.symbol))
 
     defined_in = _attribute(image, attribution, queried, found, table, weak_rows)
+    if (left := _ambiguous(attribution, table, defined_in)):
+        notes.append(f"defined_in left null for {left} (the DWARF of several units defines "
+                     "each: a weak default beside the definition that replaced it; "
+                     "--map tells which object's won)")
     queried = {n: _with_unit(q, image, defined_in) for n, q in queried.items()}
     return AnalysisReport(image.name, MACHINES.get(image.elf.header["e_machine"], "?"),
                           image.entry, regions, _usage(image, regions), table, queried,
@@ -155,6 +159,17 @@ def _attribute(image, attribution, queried, found, table, weak_rows) -> dict[int
     syms = [hits[0] for n in sorted(wanted) if (hits := image.lookup(n))]
     out.update(attribution.many([s for s in syms if s.index not in out]))
     return out
+
+
+def _ambiguous(attribution, table, defined_in: dict[int, str]) -> str:
+    """The table's variables left without a unit because several units define them."""
+    if not attribution.ambiguous:
+        return ""
+    c = table.cols
+    rows = [k for k in range(len(c)) if int(c.address[k]) in attribution.ambiguous
+            and int(c.index[k]) not in defined_in]
+    names = table.names(rows)
+    return ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
 
 
 def _with_unit(q: Query, image: Image, defined_in: dict[int, str]) -> Query:

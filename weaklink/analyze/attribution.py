@@ -42,6 +42,7 @@ class Attribution:
         self.link_map = link_map
         self.map_path = map_path
         self._searches = 0
+        self.ambiguous: set[int] = set()     # addresses of variables several units define
 
     def defined_in(self, sym: Symbol) -> str | None:
         return self._from_dwarf(sym) or self._from_map(sym)
@@ -60,8 +61,9 @@ class Attribution:
         if not self._has_debug_info:
             return {}
         out = {}
-        for index, stype, address in zip(cols.index, cols.type, cols.address):
-            unit = self._dwarf_unit(int(stype), int(address))
+        for index, stype, address, binding in zip(cols.index, cols.type, cols.address,
+                                                  cols.binding):
+            unit = self._dwarf_unit(int(stype), int(address), int(binding))
             if unit is not None:
                 out[int(index)] = unit
         return out
@@ -91,7 +93,8 @@ class Attribution:
         try:
             if sym.type == S.STT_FUNC:
                 return self._function_cu(sym.address)
-            return None if self._debug_info is None else self._variable_cu(sym.address)
+            return None if self._debug_info is None else \
+                self._variable_cu(sym.address, sym.binding)
         except Exception:       # corrupt DWARF: best effort, never fatal
             return None
 
@@ -131,14 +134,14 @@ class Attribution:
     def _from_dwarf(self, sym: Symbol) -> str | None:
         if not self._has_debug_info:
             return None
-        return self._dwarf_unit(sym.type, sym.address)
+        return self._dwarf_unit(sym.type, sym.address, sym.binding)
 
-    def _dwarf_unit(self, stype: int, address: int) -> str | None:
+    def _dwarf_unit(self, stype: int, address: int, binding: int = S.STB_GLOBAL) -> str | None:
         if stype == S.STT_FUNC:
             return self._function_unit(address)
         if self._debug_info is None:                 # compressed: walk the DIEs
             return self._variables.get(address) if self._dwarf is not None else None
-        return self._variable_unit(address)
+        return self._variable_unit(address, binding)
 
     @cached_property
     def _debug_info(self) -> bytes | None:
@@ -151,28 +154,36 @@ class Attribution:
     def _unit_starts(self) -> list[int]:
         return self._unit_names.unit_starts if self._unit_names is not None else []
 
-    def _variable_unit(self, address: int) -> str | None:
-        cu = self._variable_cu(address)
+    def _variable_unit(self, address: int, binding: int = S.STB_GLOBAL) -> str | None:
+        cu = self._variable_cu(address, binding)
         return None if cu is None else self._unit_name(cu)
 
-    def _variable_cu(self, address: int) -> int | None:
-        """The unit that defines the variable at `address`: the first unit holding
-        `05 03 <address>` as the location of a DW_TAG_variable, found at file or namespace
-        scope by the unit's walk, else (the static data of a function) by descending to the
-        hit. A unit the walker cannot read is taken on the bytes alone."""
+    def _variable_cu(self, address: int, binding: int = S.STB_GLOBAL) -> int | None:
+        """The unit that defines the variable at `address`: a unit holding `05 03 <address>`
+        as the location of a DW_TAG_variable, found at file or namespace scope by the unit's
+        walk, else (the static data of a function) by descending to the hit. A unit the
+        walker cannot read is taken on the bytes alone.
+
+        A weak default and the strong definition that replaced it are both described, at the
+        winner's address (their DWARF relocations name the symbol). DWARF does not say which
+        is weak, so a strong symbol described by several units has no unit here
+        (`ambiguous` counts it; the map tells). A weak symbol's is the first: ld keeps the
+        first weak definition, and .debug_info follows the link order."""
         names = self._unit_names
         if names is None or not address:       # 0: the address of discarded COMDAT copies
             return None
-        hits = self._location_hits(address)
-        for hit in hits:
+        units: list[int] = []
+        for hit in self._location_hits(address):
             cu = names.unit_of(hit)
+            if cu in units:
+                continue
             scan = names.scan(cu)
-            if scan is None or address in scan.variables:
-                return cu
-        for hit in hits:
-            if names.variable_at(hit) in (True, None):
-                return names.unit_of(hit)
-        return None
+            if scan is None or address in scan.variables or names.variable_at(hit) is not False:
+                units.append(cu)
+        if len(units) > 1 and binding != S.STB_WEAK:
+            self.ambiguous.add(address)
+            return None
+        return units[0] if units else None
 
     def _unit_name(self, offset: int) -> str | None:
         """DW_AT_name of the unit at .debug_info `offset`: read directly, or by pyelftools
