@@ -47,7 +47,9 @@ BACKEND_CPP = r"""
 namespace executorch { namespace backends { namespace arm {
 class EthosUBackend : public runtime::BackendInterface {
  public:
-  int init(const char* blob, size_t size) override { return int(size) + blob[0] + runtime::counter(); }
+  int init(const char* blob, size_t size) override {
+    return int(size) + blob[0] + runtime::counter();
+  }
 };
 EthosUBackend backend;
 runtime::BackendInterface* get_backend() { return &backend; }
@@ -63,7 +65,9 @@ __attribute__((weak)) int mode(int x) { return x; }
 }
 __attribute__((weak)) void Board::out() { v = 0; }
 template int executorch::runtime::clamp_to<int>(int, int, int);
-int use_backend(Board& b) { b.init(); b.out(); return Board::twice(b.v) + drv::level(1) + drv::mode(2); }
+int use_backend(Board& b) {
+  b.init(); b.out(); return Board::twice(b.v) + drv::level(1) + drv::mode(2);
+}
 """
 
 RUNNER_CPP = r"""

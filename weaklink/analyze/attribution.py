@@ -348,8 +348,8 @@ def _read_aranges(data: bytes) -> list[tuple[int, int, int]] | None:
         end = pos + 4 + length
         if end > len(data):
             return None
-        out += [(a, a + n, cu) for a, n in struct.iter_unpack("<II", data[body:end - (end - body) % 8])
-                if n]
+        pairs = struct.iter_unpack("<II", data[body:end - (end - body) % 8])
+        out += [(a, a + n, cu) for a, n in pairs if n]
         pos = end
     return out or None
 

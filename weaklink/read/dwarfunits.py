@@ -22,6 +22,12 @@ import bisect
 import struct
 from collections import namedtuple
 
+from weaklink.read.dwarfforms import (CONSTANTS, FIXED, UNIT_REFS, DW_FORM_addr,
+                                      DW_FORM_block1, DW_FORM_exprloc, DW_FORM_flag_present,
+                                      DW_FORM_implicit_const, DW_FORM_line_strp,
+                                      DW_FORM_ref_addr, DW_FORM_ref_udata, DW_FORM_string,
+                                      DW_FORM_strp, DW_FORM_udata, AbbrevTable, skip, uleb)
+
 UNKNOWN = object()
 
 DW_AT_sibling, DW_AT_location, DW_AT_name, DW_AT_low_pc = 0x01, 0x02, 0x03, 0x11
@@ -32,51 +38,12 @@ DW_TAG_variable, DW_TAG_subprogram, DW_TAG_namespace = 0x34, 0x2E, 0x39
 _CLASS_TAGS = {0x02, 0x13, 0x17}        # DW_TAG_class_type, structure_type, union_type
 DW_INL_declared_not_inlined, DW_INL_declared_inlined = 2, 3
 DW_OP_addr = 0x03
-
-# DW_FORM_* with a fixed size in the DIE (offsets and references: 32-bit format).
-_FIXED = {
-    0x05: 2, 0x06: 4, 0x07: 8, 0x0B: 1, 0x0C: 1, 0x0E: 4, 0x11: 1, 0x12: 2, 0x13: 4,
-    0x14: 8, 0x17: 4, 0x19: 0, 0x1C: 4, 0x1D: 4, 0x1E: 16, 0x1F: 4, 0x20: 8, 0x21: 0,
-    0x25: 1, 0x26: 2, 0x27: 3, 0x28: 4, 0x29: 1, 0x2A: 2, 0x2B: 3, 0x2C: 4,
-}
-_LEB = {0x0D, 0x0F, 0x15, 0x1A, 0x1B, 0x22, 0x23}          # sdata, udata, ref_udata, strx, ...
-_BLOCK = {0x03: 2, 0x04: 4, 0x09: None, 0x0A: 1, 0x18: None}  # length size; None: ULEB
-DW_FORM_addr, DW_FORM_string, DW_FORM_ref_addr = 0x01, 0x08, 0x10
-DW_FORM_strp, DW_FORM_line_strp, DW_FORM_implicit_const = 0x0E, 0x1F, 0x21
-DW_FORM_block1, DW_FORM_exprloc = 0x0A, 0x18
-_UNIT_REFS = {0x11: 1, 0x12: 2, 0x13: 4, 0x14: 8}          # ref1..ref8: unit-relative
-DW_FORM_ref_udata = 0x15
-_CONSTANTS = {0x0B: 1, 0x05: 2, 0x06: 4, 0x07: 8, 0x0C: 1}  # data1..data8, flag
-DW_FORM_udata, DW_FORM_flag_present = 0x0F, 0x19
 DW_UT_compile, DW_UT_partial = 0x01, 0x03
 
-Abbrev = namedtuple("Abbrev", "tag children spec")        # spec: ((attr, form, implicit), ...)
 Unit = namedtuple("Unit", "offset end version address_size abbrevs first_die")
 # variables, functions: address -> DIE offset; starts: the offsets of the DIEs walked (at
 # file and namespace scope), ascending
 UnitScan = namedtuple("UnitScan", "variables functions starts")
-
-
-def _uleb(data: bytes, pos: int) -> tuple[int, int]:
-    value = shift = 0
-    while True:
-        byte = data[pos]
-        pos += 1
-        value |= (byte & 0x7F) << shift
-        shift += 7
-        if byte < 0x80:
-            return value, pos
-
-
-def _sleb(data: bytes, pos: int) -> tuple[int, int]:
-    value = shift = 0
-    while True:
-        byte = data[pos]
-        pos += 1
-        value |= (byte & 0x7F) << shift
-        shift += 7
-        if byte < 0x80:
-            return (value - (1 << shift) if byte & 0x40 else value), pos
 
 
 def _cstring(data: bytes, pos: int) -> bytes:
@@ -89,7 +56,7 @@ class UnitNames:
 
     def __init__(self, info: bytes, abbrev: bytes, strs: bytes, line_strs: bytes):
         self.info, self.abbrev, self.strs, self.line_strs = info, abbrev, strs, line_strs
-        self._abbrevs: dict[int, dict[int, Abbrev]] = {}
+        self._abbrevs: dict[tuple, AbbrevTable] = {}
         self._units: dict[int, Unit | None] = {}
         self._scans: dict[int, UnitScan | None] = {}
         self._starts: list[int] | None = None
@@ -136,7 +103,7 @@ class UnitNames:
             abbrev_offset, address_size = struct.unpack_from("<IB", info, offset + 6)
             first = offset + 11
         return Unit(offset, min(offset + 4 + length, len(info)), version, address_size,
-                    self._table(abbrev_offset), first)
+                    self._table(abbrev_offset, address_size, version), first)
 
     def unit_name(self, offset: int):
         """DW_AT_name of the unit at `offset` as text, None when the unit has none, or
@@ -157,16 +124,20 @@ class UnitNames:
         """(abbrev, position after the DIE, {attr: (form, value position, implicit)}): abbrev
         None and {} for a null entry, None and None for an unknown code; the position is
         None when a form is not known here (the attributes then stop before it)."""
-        code, pos = _uleb(self.info, pos)
+        code, pos = uleb(self.info, pos)
         if code == 0:
             return None, pos, {}
         ab = unit.abbrevs.get(code)
         if ab is None:
             return None, pos, None
         attrs = {}
+        info, fixed = self.info, FIXED
         for attr, form, implicit in ab.spec:
             attrs[attr] = (form, pos, implicit)
-            pos = self._skip(form, pos, unit.address_size, unit.version)
+            if form in fixed:
+                pos += fixed[form]
+                continue
+            pos = skip(info, form, pos, unit.address_size, unit.version)
             if pos is None:
                 return ab, None, attrs
         return ab, pos, attrs
@@ -184,20 +155,20 @@ class UnitNames:
 
     def _reference(self, unit: Unit, form: int, pos: int) -> int | None:
         """The .debug_info offset a reference attribute points to."""
-        if form in _UNIT_REFS:
-            return unit.offset + int.from_bytes(self.info[pos:pos + _UNIT_REFS[form]], "little")
+        if form in UNIT_REFS:
+            return unit.offset + int.from_bytes(self.info[pos:pos + UNIT_REFS[form]], "little")
         if form == DW_FORM_ref_udata:
-            return unit.offset + _uleb(self.info, pos)[0]
+            return unit.offset + uleb(self.info, pos)[0]
         if form == DW_FORM_ref_addr:
             return int.from_bytes(self.info[pos:pos + (unit.address_size if unit.version == 2
                                                        else 4)], "little")
         return None
 
     def _constant(self, form: int, pos: int, implicit: int) -> int | None:
-        if form in _CONSTANTS:
-            return int.from_bytes(self.info[pos:pos + _CONSTANTS[form]], "little")
+        if form in CONSTANTS:
+            return int.from_bytes(self.info[pos:pos + CONSTANTS[form]], "little")
         if form == DW_FORM_udata:
-            return _uleb(self.info, pos)[0]
+            return uleb(self.info, pos)[0]
         if form == DW_FORM_implicit_const:
             return implicit
         if form == DW_FORM_flag_present:
@@ -207,7 +178,7 @@ class UnitNames:
     def _address_operand(self, unit: Unit, form: int, pos: int) -> int | None:
         """The address of a location that is exactly `DW_OP_addr <address>`, else None."""
         if form == DW_FORM_exprloc:
-            length, pos = _uleb(self.info, pos)
+            length, pos = uleb(self.info, pos)
         elif form == DW_FORM_block1:
             length, pos = self.info[pos], pos + 1
         else:
@@ -292,11 +263,27 @@ class UnitNames:
     def _walk(self, unit: Unit, pos: int, out: UnitScan | None) -> int | None:
         """Walk one list of sibling DIEs from `pos` to its null entry; collect into `out`
         (None: only find the end). Returns the position after the null entry."""
+        info, wanted = self.info, (DW_TAG_variable, DW_TAG_subprogram, DW_TAG_namespace)
         while pos < unit.end:
             start = pos
-            ab, pos, attrs = self._die(unit, pos)
+            code, body = uleb(info, pos)
+            if code == 0:
+                return body
+            ab = unit.abbrevs.get(code)
             if ab is None:
-                return None if attrs is None else pos
+                return None
+            if out is None or ab.tag not in wanted:    # skip it without parsing, if it can
+                if not ab.children and ab.size is not None:
+                    if out is not None:
+                        out.starts.append(start)
+                    pos = body + ab.size
+                    continue
+                if ab.children and ab.sibling is not None:
+                    if out is not None:
+                        out.starts.append(start)
+                    pos = self._reference(unit, ab.sibling[1], body + ab.sibling[0])
+                    continue
+            ab, pos, attrs = self._die(unit, pos)
             if pos is None:
                 return None
             if out is not None:
@@ -378,50 +365,11 @@ class UnitNames:
         return ab is not None and ab.tag in _CLASS_TAGS
 
     # -- forms and abbreviations ------------------------------------------------------------
-    def _skip(self, form: int, pos: int, address_size: int, version: int) -> int | None:
-        if form in _FIXED:
-            return pos + _FIXED[form]
-        if form == DW_FORM_addr:
-            return pos + address_size
-        if form == DW_FORM_ref_addr:
-            return pos + (address_size if version == 2 else 4)
-        if form == DW_FORM_string:
-            return self.info.index(b"\0", pos) + 1
-        if form in _LEB:
-            while self.info[pos] & 0x80:
-                pos += 1
-            return pos + 1
-        if form in _BLOCK:
-            size = _BLOCK[form]
-            if size is None:
-                length, pos = _uleb(self.info, pos)
-            else:
-                length = int.from_bytes(self.info[pos:pos + size], "little")
-                pos += size
-            return pos + length
-        return None                                   # DW_FORM_indirect or unknown
-
-    def _table(self, offset: int) -> dict[int, Abbrev]:
-        """The abbreviation table at `offset`: code -> Abbrev."""
-        if offset not in self._abbrevs:
-            data, table, pos = self.abbrev, {}, offset
-            while True:
-                code, pos = _uleb(data, pos)
-                if code == 0:
-                    break
-                tag, pos = _uleb(data, pos)
-                children = bool(data[pos])
-                pos += 1
-                spec = []
-                while True:
-                    attr, pos = _uleb(data, pos)
-                    form, pos = _uleb(data, pos)
-                    if attr == 0 and form == 0:
-                        break
-                    implicit = 0
-                    if form == DW_FORM_implicit_const:    # its value sits here, as SLEB
-                        implicit, pos = _sleb(data, pos)
-                    spec.append((attr, form, implicit))
-                table[code] = Abbrev(tag, children, tuple(spec))
-            self._abbrevs[offset] = table
-        return self._abbrevs[offset]
+    def _table(self, offset: int, address_size: int, version: int) -> "AbbrevTable":
+        """The abbreviation table at `offset` (read as far as the codes asked for)."""
+        key = (offset, address_size, version)
+        table = self._abbrevs.get(key)
+        if table is None:
+            table = self._abbrevs[key] = AbbrevTable(self.abbrev, offset, address_size,
+                                                      version)
+        return table
