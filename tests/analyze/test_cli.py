@@ -88,8 +88,9 @@ def test_subprocess_bad_input_is_one_line(tmp_path):
 
 @pytest.mark.parametrize("variant, unit", [
     ("weak-near-miss-u85", "backend/EthosUBackend.cpp"),       # DWARF: one unit defines it
-    # the backend's weak default and the override both describe it: the map's --cref decides
-    ("weak-wrong-memory-u85", "u85/obj/override-wrong-memory.o")])
+    # the backend's weak default and the override both describe it: the map's --cref names
+    # the object that won, and the map places the override unit's scratch array in it
+    ("weak-wrong-memory-u85", "overrides/fast_scratch.cpp")])
 def test_fixture_json_round_trip(firmware, variant, unit, capsys):
     o = firmware[variant]
     code, doc = _json(capsys, [str(o.elf), "--map", str(o.map), "--symbol",

@@ -31,6 +31,7 @@ OVERLAP_LOOKBACK = 4          # aranges looked at below the last one starting at
 SEARCHES_BEFORE_INDEX = 8     # a few variables: bytes.find; many: index .debug_info once
 _SCOPES = ("DW_TAG_namespace", "DW_TAG_structure_type", "DW_TAG_class_type")
 _INPUT_SECTION = re.compile(rb"^ \S*\s+0x[0-9a-fA-F]+\s+0x[0-9a-fA-F]+ (\S.*)$", re.M)
+_INPUT_SECTION_AT = re.compile(rb"^ \S*\s+0x([0-9a-fA-F]+)\s+0x([0-9a-fA-F]+) (\S.*)$", re.M)
 # DW_AT_location of a static variable: a 5-byte exprloc/block1 holding DW_OP_addr <4 bytes>.
 # The lookahead finds overlapping hits.
 _ADDR_LOCATION = re.compile(rb"\x05\x03(?=(.{4}))", re.S)
@@ -63,7 +64,8 @@ class Attribution:
         out = {}
         for index, stype, address, binding in zip(cols.index, cols.type, cols.address,
                                                   cols.binding):
-            unit = self._dwarf_unit(int(stype), int(address), int(binding))
+            sym = Symbol(int(index), None, int(binding), int(stype), int(address), 0, 0)
+            unit = self._from_dwarf(sym)
             if unit is not None:
                 out[int(index)] = unit
         return out
@@ -93,8 +95,7 @@ class Attribution:
         try:
             if sym.type == S.STT_FUNC:
                 return self._function_cu(sym.address)
-            return None if self._debug_info is None else \
-                self._variable_cu(sym.address, sym.binding)
+            return None if self._debug_info is None else self._variable_cu(sym)
         except Exception:       # corrupt DWARF: best effort, never fatal
             return None
 
@@ -132,16 +133,15 @@ class Attribution:
         return out
 
     def _from_dwarf(self, sym: Symbol) -> str | None:
+        """`sym`'s unit from DWARF (a Symbol whose name may be None: looked up when needed)."""
         if not self._has_debug_info:
             return None
-        return self._dwarf_unit(sym.type, sym.address, sym.binding)
-
-    def _dwarf_unit(self, stype: int, address: int, binding: int = S.STB_GLOBAL) -> str | None:
-        if stype == S.STT_FUNC:
-            return self._function_unit(address)
+        if sym.type == S.STT_FUNC:
+            return self._function_unit(sym.address)
         if self._debug_info is None:                 # compressed: walk the DIEs
-            return self._variables.get(address) if self._dwarf is not None else None
-        return self._variable_unit(address, binding)
+            return self._variables.get(sym.address) if self._dwarf is not None else None
+        cu = self._variable_cu(sym)
+        return None if cu is None else self._unit_name(cu)
 
     @cached_property
     def _debug_info(self) -> bytes | None:
@@ -155,23 +155,34 @@ class Attribution:
         return self._unit_names.unit_starts if self._unit_names is not None else []
 
     def _variable_unit(self, address: int, binding: int = S.STB_GLOBAL) -> str | None:
-        cu = self._variable_cu(address, binding)
+        cu = self._variable_cu(Symbol(-1, None, binding, S.STT_OBJECT, address, 0, 0))
         return None if cu is None else self._unit_name(cu)
 
-    def _variable_cu(self, address: int, binding: int = S.STB_GLOBAL) -> int | None:
-        """The unit that defines the variable at `address`: a unit holding `05 03 <address>`
-        as the location of a DW_TAG_variable, found at file or namespace scope by the unit's
-        walk, else (the static data of a function) by descending to the hit. A unit the
-        walker cannot read is taken on the bytes alone.
+    def _variable_cu(self, sym: Symbol) -> int | None:
+        """The unit that defines the variable `sym`: see `_variable_units`.
 
         A weak default and the strong definition that replaced it are both described, at the
-        winner's address (their DWARF relocations name the symbol). DWARF does not say which
-        is weak, so a strong symbol described by several units has no unit here
-        (`ambiguous` counts it; the map tells). A weak symbol's is the first: ld keeps the
-        first weak definition, and .debug_info follows the link order."""
+        winner's address (their DWARF relocations name the symbol), and DWARF does not say
+        which is weak. A weak symbol's unit is the first: ld keeps the first weak definition,
+        and .debug_info follows the link order. A strong one's is the unit whose code the
+        map places in the object that defines it (`_winner_by_map`); without a map it has
+        none (`ambiguous` holds its address)."""
+        units = self._variable_units(sym.address)
+        if len(units) > 1 and sym.binding != S.STB_WEAK:
+            cu = self._winner_by_map(sym, units)
+            if cu is None:
+                self.ambiguous.add(sym.address)
+            return cu
+        return units[0] if units else None
+
+    def _variable_units(self, address: int) -> list[int]:
+        """Units holding `05 03 <address>` as the location of a DW_TAG_variable, found at
+        file or namespace scope by the unit's walk, else (the static data of a function) by
+        descending to the hit; a unit the walker cannot read is taken on the bytes alone.
+        In .debug_info order."""
         names = self._unit_names
         if names is None or not address:       # 0: the address of discarded COMDAT copies
-            return None
+            return []
         units: list[int] = []
         for hit in self._location_hits(address):
             cu = names.unit_of(hit)
@@ -180,10 +191,50 @@ class Attribution:
             scan = names.scan(cu)
             if scan is None or address in scan.variables or names.variable_at(hit) is not False:
                 units.append(cu)
-        if len(units) > 1 and binding != S.STB_WEAK:
-            self.ambiguous.add(address)
+        return units
+
+    def _winner_by_map(self, sym: Symbol, units: list[int]) -> int | None:
+        """Of the units describing `sym`, the one with code (.debug_aranges) or another
+        variable (one no other unit describes) in the input sections the map lists for the
+        object that defines `sym`; None without a map, or when not exactly one unit has."""
+        if self.link_map is None and not self.map_path:
             return None
-        return units[0] if units else None
+        if sym.name is None:
+            sym = self.image.symbol(sym.index)
+        obj = self._from_map(sym)
+        spans = self._object_sections(obj) if obj else []
+        if not spans:
+            return None
+        starts = [lo for lo, _ in spans]
+
+        def inside(address: int) -> bool:
+            k = bisect.bisect_right(starts, address) - 1
+            return k >= 0 and address < spans[k][1]
+
+        hits = [cu for cu in units if any(inside(a) for a in self._unit_addresses(cu, sym))]
+        return hits[0] if len(hits) == 1 else None
+
+    def _unit_addresses(self, cu: int, sym: Symbol):
+        """Addresses that only unit `cu` describes: its code, and its variables but `sym`
+        and those other units describe as well."""
+        table = self._aranges
+        if table is not None:
+            yield from (start for start, unit in zip(table[0], table[2]) if unit == cu)
+        scan = self._unit_names.scan(cu)
+        for address in (scan.variables if scan is not None else ()):
+            if address != sym.address and len(self._variable_units(address)) == 1:
+                yield address
+
+    def _object_sections(self, obj: str) -> list[tuple[int, int]]:
+        """[start, end) of the non-empty input sections the map lists for the file `obj`,
+        sorted."""
+        text, out = self._map_bytes, []
+        for m in _INPUT_SECTION_AT.finditer(text):
+            size = int(m.group(2), 16)
+            if size and m.group(3).decode(errors="replace").strip() == obj:
+                start = int(m.group(1), 16)
+                out.append((start, start + size))
+        return sorted(out)
 
     def _unit_name(self, offset: int) -> str | None:
         """DW_AT_name of the unit at .debug_info `offset`: read directly, or by pyelftools
