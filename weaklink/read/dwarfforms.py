@@ -85,8 +85,10 @@ def skip(info: bytes, form: int, pos: int, address_size: int, version: int) -> i
 # not 0), a tag (ULEB), DW_CHILDREN_*, then (attribute, form) ULEB pairs up to (0, 0); a
 # DW_FORM_implicit_const (0x21) form is followed by its value (SLEB).
 _LEB = rb"[\x80-\xff]*[\x00-\x7f]"
+# The groups are atomic and the repetition possessive: each pair parses one way only, so a
+# damaged table fails in linear time.
 _ENTRY = re.compile(rb"(?!\x00)" + _LEB + _LEB + rb"[\x00\x01]"
-                    rb"(?:(?!\x00\x00)" + _LEB + rb"(?:\x21" + _LEB + b"|" + _LEB + b"))*"
+                    rb"(?:(?!\x00\x00)" + _LEB + rb"(?>\x21" + _LEB + b"|" + _LEB + b"))*+"
                     rb"\x00\x00", re.S)
 
 

@@ -253,7 +253,7 @@ class UnitNames:
                 sibling = attrs.get(DW_AT_sibling)
                 end = self._reference(unit, *sibling[:2]) if sibling else \
                     self._walk(unit, after, None)
-                if end is None:
+                if end is None or end <= start:          # damaged: a sibling behind it
                     return None
                 if offset < end:
                     return self._holds(unit, start, offset)
@@ -282,6 +282,8 @@ class UnitNames:
                     if out is not None:
                         out.starts.append(start)
                     pos = self._reference(unit, ab.sibling[1], body + ab.sibling[0])
+                    if pos is None or pos <= start:      # damaged: a sibling behind it
+                        return None
                     continue
             ab, pos, attrs = self._die(unit, pos)
             if pos is None:
@@ -297,7 +299,7 @@ class UnitNames:
                     pos = self._reference(unit, *attrs[DW_AT_sibling][:2])
                 else:
                     pos = self._walk(unit, pos, None)
-                if pos is None:
+                if pos is None or pos <= start:
                     return None
         return pos
 
