@@ -19,6 +19,7 @@ import io
 import re
 import struct
 from functools import cached_property
+from itertools import compress
 
 from weaklink.analyze.cxxlinkage import FunctionFacts
 from weaklink.read import elfstructs as S
@@ -34,6 +35,7 @@ _INPUT_SECTION = re.compile(rb"^ \S*\s+0x[0-9a-fA-F]+\s+0x[0-9a-fA-F]+ (\S.*)$",
 _INPUT_SECTION_AT = re.compile(rb"^ \S*\s+0x([0-9a-fA-F]+)\s+0x([0-9a-fA-F]+) (\S.*)$", re.M)
 # DW_AT_location of a static variable: a 5-byte exprloc/block1 holding DW_OP_addr <4 bytes>.
 # The lookahead finds overlapping hits.
+_IS_FUNC = [t == S.STT_FUNC for t in range(16)]         # by STT_* type
 _ADDR_LOCATION = re.compile(rb"\x05\x03(?=(.{4}))", re.S)
 
 
@@ -44,6 +46,7 @@ class Attribution:
         self.map_path = map_path
         self._searches = 0
         self.ambiguous: set[int] = set()     # addresses of variables several units define
+        self._names: dict[int, str | None] = {}
 
     def defined_in(self, sym: Symbol) -> str | None:
         return self._from_dwarf(sym) or self._from_map(sym)
@@ -58,17 +61,48 @@ class Attribution:
 
     def table_units(self, cols) -> dict[int, str]:
         """.symtab index -> unit, from DWARF, for every row of `cols` (SymbolColumns) it
-        covers: functions by .debug_aranges, the others by their DW_OP_addr location."""
+        covers: functions by .debug_aranges, the others by their DW_OP_addr location (only
+        the addresses .debug_info holds such a location for are looked at). The rows are
+        selected with loops that run in C (compress, map): a large image has 100k+."""
         if not self._has_debug_info:
             return {}
+        index, address = cols.index.tolist(), cols.address.tolist()
+        is_func = list(map(_IS_FUNC.__getitem__, cols.type.tolist()))
         out = {}
-        for index, stype, address, binding in zip(cols.index, cols.type, cols.address,
-                                                  cols.binding):
-            sym = Symbol(int(index), None, int(binding), int(stype), int(address), 0, 0)
-            unit = self._from_dwarf(sym)
+        try:
+            rows = list(compress(range(len(index)), is_func))
+            out.update(self._function_units([index[k] for k in rows],
+                                            [address[k] for k in rows]))
+        except Exception:       # corrupt DWARF: best effort, never fatal
+            pass
+        if self._debug_info is None:
+            found = self._variables if self._dwarf is not None else {}
+        else:
+            found = self._location_index
+        types, binding = cols.type.tolist(), cols.binding.tolist()
+        for k in compress(range(len(index)), map(found.__contains__, address)):
+            if is_func[k]:
+                continue
+            unit = self._from_dwarf(Symbol(index[k], None, binding[k], types[k], address[k],
+                                           0, 0))
             if unit is not None:
-                out[int(index)] = unit
+                out[index[k]] = unit
         return out
+
+    def _function_units(self, index: list, addrs: list) -> dict[int, str]:
+        """.symtab index -> unit of functions at `addrs`. With -ffunction-sections every
+        function starts a range of its own: the ranges are first looked up by their start
+        (a dict), the other addresses by `_function_cu`."""
+        table = self._aranges
+        if table is None:
+            cus = list(map(self._function_cu, addrs))
+        else:
+            units = table[2]
+            cus = [units[k] if k is not None else self._function_cu(a)
+                   for a, k in zip(addrs, map(self._arange_at.get, addrs))]
+        names = {cu: self._unit_name(cu) for cu in set(cus) if cu is not None}
+        names[None] = None
+        return {i: u for i, u in zip(index, map(names.__getitem__, cus)) if u is not None}
 
     def function_facts(self, address: int) -> FunctionFacts | None:
         """What DWARF says of the function defined at `address` (cxxlinkage.FunctionFacts),
@@ -239,6 +273,11 @@ class Attribution:
     def _unit_name(self, offset: int) -> str | None:
         """DW_AT_name of the unit at .debug_info `offset`: read directly, or by pyelftools
         when the direct reader cannot tell (unusual forms, 64-bit DWARF)."""
+        if offset not in self._names:
+            self._names[offset] = self._read_unit_name(offset)
+        return self._names[offset]
+
+    def _read_unit_name(self, offset: int) -> str | None:
         names = self._unit_names
         if names is not None:
             name = names.unit_name(offset)
@@ -266,7 +305,7 @@ class Attribution:
         """Offsets of every `05 03 <address>` in .debug_info. The first few addresses are
         searched for; after that one pass indexes every DW_OP_addr operand."""
         self._searches += 1
-        if self._searches <= SEARCHES_BEFORE_INDEX:
+        if self._searches <= SEARCHES_BEFORE_INDEX and "_location_index" not in self.__dict__:
             info, needle, out = self._debug_info, b"\x05\x03" + address.to_bytes(4, "little"), []
             at = info.find(needle)
             while at >= 0:
@@ -295,6 +334,12 @@ class Attribution:
                            and sh.sh_flags & S.SHF_EXECINSTR for sh in self.image.elf.shdrs)
         rows = sorted(r for r in table if r[0] or code_at_zero)
         return [r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows]
+
+    @cached_property
+    def _arange_at(self) -> dict[int, int]:
+        """Start address -> position in `_aranges` of the (non-empty) ranges."""
+        starts = self._aranges[0]
+        return dict(zip(starts, range(len(starts))))
 
     def _function_cu(self, address: int) -> int | None:
         """The unit whose .debug_aranges range holds `address` (the latest-starting one),

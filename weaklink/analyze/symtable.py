@@ -211,7 +211,10 @@ class SymbolTable:
     def _defined_in_column(self, defined_in: dict[int, str]) -> list[bytes]:
         out = [b"null"] * len(self.cols)
         if defined_in:
-            wanted = set(defined_in)
+            wanted, texts = set(defined_in), {}
             for k in compress(range(len(out)), map(wanted.__contains__, self.cols.index)):
-                out[k] = json.dumps(defined_in[self.cols.index[k]]).encode()
+                unit = defined_in[self.cols.index[k]]
+                if unit not in texts:                  # a unit defines many symbols
+                    texts[unit] = json.dumps(unit).encode()
+                out[k] = texts[unit]
         return out
