@@ -66,6 +66,14 @@ class CxxFacts:
     def raw(self, row: int) -> str:
         return self.table.names([row])[0]
 
+    def prefetch(self, rows: list[int]) -> None:
+        """Parse the names of many mangled rows at once (one demangled_names call)."""
+        rows = [r for r in rows if r not in self._parsed]
+        if not rows:
+            return
+        for r, raw, text in zip(rows, self.table.names(rows), self.table.demangled_names(rows)):
+            self._parsed[r] = None if special_kind(raw) else parse(text)
+
     def parsed(self, row: int) -> CxxName | None:
         """The parts of a mangled row's demangled name (None: not a C++ name, or special)."""
         if row not in self._parsed:
@@ -86,6 +94,7 @@ class CxxFacts:
         raw = table.raw_names(rows)
         hits = [r for r, n in zip(rows, raw)
                 if n.startswith(_QUALIFIED_MEMBER) or _STRUCTOR.search(n)]
+        self.prefetch(hits)
         for r in hits:
             name = self.parsed(r)
             if name is not None and (name.structor or name.quals):

@@ -83,8 +83,10 @@ def weak_defaults(table, expect_override: frozenset[str], facts: CxxFacts
         rows = [r for k, r in enumerate(rows) if k not in hit]
     vague: dict[int, str] = {}
     mangled = set(table.mangled_rows) if rows else set()
-    for r in rows:
-        if r in mangled and (why := facts.vague_linkage(r)) is not None:
+    candidates = [r for r in rows if r in mangled]
+    facts.prefetch(candidates)
+    for r in candidates:
+        if (why := facts.vague_linkage(r)) is not None:
             vague[r] = why
     if vague:
         rows = [r for r in rows if r not in vague]

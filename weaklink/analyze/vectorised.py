@@ -153,8 +153,12 @@ class VectorisedTable(SymbolTable):
         ks = np.searchsorted(self._mangled, np.asarray(rows, np.int64))
         return _cut(buf, start[ks], length[ks])
 
+    @cached_property
+    def _demangled_spans(self) -> tuple[np.ndarray, np.ndarray]:
+        return _line_spans(self._demangled_text)
+
     def demangled_names(self, rows) -> list[str]:
-        starts, ends = _line_spans(self._demangled_text)
+        starts, ends = self._demangled_spans
         ks = np.searchsorted(self._mangled, np.asarray(rows, np.int64))
         return [n.decode("utf-8", "replace")
                 for n in _cut(self._demangled_text, starts[ks], (ends - starts)[ks])]
