@@ -60,11 +60,14 @@ class CxxFacts:
         self.table = table
         self.dwarf = dwarf
         self._parsed: dict[int, CxxName | None] = {}
+        self._raw: dict[int, str] = {}
         self._dwarf_facts: dict[int, FunctionFacts | None] = {}
 
     # -- names --------------------------------------------------------------------------
     def raw(self, row: int) -> str:
-        return self.table.names([row])[0]
+        if row not in self._raw:
+            self._raw[row] = self.table.names([row])[0]
+        return self._raw[row]
 
     def prefetch(self, rows: list[int]) -> None:
         """Parse the names of many mangled rows at once (one demangled_names call)."""
@@ -72,6 +75,7 @@ class CxxFacts:
         if not rows:
             return
         for r, raw, text in zip(rows, self.table.names(rows), self.table.demangled_names(rows)):
+            self._raw[r] = raw
             self._parsed[r] = None if special_kind(raw) else parse(text)
 
     def parsed(self, row: int) -> CxxName | None:
@@ -169,6 +173,20 @@ class CxxFacts:
             what = "method" if name.params is not None else "static data member"
             return f"{what} of class {name.scope} ({ASSUMED})"
         return None
+
+    def pairable(self, row: int, weak: bool) -> bool:
+        """Can this C++ row be one side of a near miss: a free function or variable, not a
+        template, and (the weak side) not vague linkage?"""
+        name = self.parsed(row)
+        if name is None or name.template or self.is_member(row):
+            return False
+        return not weak or self.vague_linkage(row) is None
+
+    def signature(self, row: int) -> tuple:
+        """The key two C++ rows must share to pair: parameters and qualifiers (a variable
+        has none)."""
+        name = self.parsed(row)
+        return name.signature if name is not None else (None, "")
 
     def override_mismatch(self, weak_row: int, strong_row: int) -> str | None:
         """Why a weak definition and a strong one with the same unqualified name are a

@@ -56,12 +56,14 @@ class CxxName(namedtuple("CxxName", "scope name params quals template inner")):
         return self.params, self.quals
 
 
+_SPECIAL_STARTS = tuple(p for p, _ in SPECIAL_PREFIXES)
+
+
 def special_kind(raw: str) -> str | None:
     """What a special or local mangled name is (SPECIAL_PREFIXES), None for the others."""
-    for prefix, what in SPECIAL_PREFIXES:
-        if raw.startswith(prefix):
-            return what
-    return None
+    if not raw.startswith(_SPECIAL_STARTS):
+        return None
+    return next(what for prefix, what in SPECIAL_PREFIXES if raw.startswith(prefix))
 
 
 def _strip_template(text: str) -> str:
@@ -113,9 +115,23 @@ def _operator_end(text: str, i: int) -> int:
     return j
 
 
+_PLAIN = re.compile(r"[\w:]+")             # a name without templates, operators, spaces
+
+
 def parse(text: str) -> CxxName | None:
     """The parts of a demangled function or variable name; None when the text is not one
     (unbalanced brackets)."""
+    cut = text.find("(")
+    head = text if cut < 0 else text[:cut]
+    if _PLAIN.fullmatch(head) and "operator" not in head:     # most names: split them
+        scope, _, name = head.rpartition("::")
+        inner = scope.rpartition("::")[2]
+        if cut < 0:
+            return CxxName(scope, name, None, "", False, inner)
+        end = _close(text, cut)
+        if end < 0:
+            return None
+        return CxxName(scope, name, text[cut + 1:end], text[end + 1:].strip(), False, inner)
     comps, cur, template, i, n = [], "", False, 0, len(text)
     while i < n:
         c = text[i]

@@ -124,16 +124,33 @@ def near_misses(table, facts: CxxFacts) -> list[Finding]:
         by_mangled, mangled = table.shared_rows(weak_mangled, True,
                                                 table.rows_where(S.STB_GLOBAL, mangled=True), True)
         by_name = dict(zip(table.raw_names(plain), plain))
-        by_tail: dict[bytes, list[int]] = {}
-        for t, g in zip(table.mangled_tails_of(mangled), mangled):
-            by_tail.setdefault(t, []).append(g)
         weak = sorted({*by_plain, *by_mangled})
-        for w, t in zip(weak, table.mangled_tails_of(weak)):
-            pairs += [(w, g) for g in [by_name.get(t), *by_tail.get(t, ())] if g is not None]
+        weak_tails = table.mangled_tails_of(weak)
+        by_tail = _pairable_by_tail(table, facts, mangled, set(weak_tails))
+        for w, t in zip(weak, weak_tails):
+            if (g := by_name.get(t)) is not None:
+                pairs.append((w, g))
+            if t in by_tail and facts.pairable(w, weak=True):
+                pairs += [(w, g) for g in by_tail[t].get(facts.signature(w), ())]
     out = []
     for w, g in pairs:
         if _same_kind(c.type[w], c.type[g]) and (why := facts.override_mismatch(w, g)):
             out.append(_near_miss(table, w, g, why))
+    return out
+
+
+def _pairable_by_tail(table, facts: CxxFacts, rows, tails: set[bytes]
+                      ) -> dict[bytes, dict[tuple, list[int]]]:
+    """Strong C++ rows whose unqualified name is one of `tails` and that can be a near
+    miss's strong side (CxxFacts.pairable), by unqualified name and signature. Filtering
+    before pairing keeps the pairs linear: a hundred classes' `reset` methods against a
+    hundred others' would otherwise make ten thousand."""
+    keep = [(t, g) for t, g in zip(table.mangled_tails_of(rows), rows) if t in tails]
+    facts.prefetch([g for _, g in keep])
+    out: dict[bytes, dict[tuple, list[int]]] = {}
+    for t, g in keep:
+        if facts.pairable(g, weak=False):
+            out.setdefault(t, {}).setdefault(facts.signature(g), []).append(g)
     return out
 
 
