@@ -46,10 +46,19 @@ _QUALIFIED_MEMBER = (b"_ZNK", b"_ZNV", b"_ZNR", b"_ZNO")
 
 class FunctionFacts(namedtuple("FunctionFacts", "declared_inline member in_class")):
     """What DWARF says of a function definition: declared inline (DW_AT_inline 2 or 3 on it
-    or its abstract origin), a method (DW_AT_object_pointer), defined in its class body (a
-    specification without a DW_AT_decl_line of its own)."""
+    or its abstract origin), a class member (DW_AT_object_pointer, or declared in a class),
+    defined where declared (a specification without DW_AT_decl_* of its own: for a member,
+    in its class body). weaklink.read.dwarfunits.function_facts reads them."""
 
     __slots__ = ()
+
+
+def _parse(raw: str, text: str) -> CxxName | None:
+    """The parts of a C++ function or variable name; None for C names, special names, and
+    names the demangler could not decode (it returns them as they are)."""
+    if not raw.startswith("_Z") or special_kind(raw) or text == raw:
+        return None
+    return parse(text)
 
 
 class CxxFacts:
@@ -76,16 +85,14 @@ class CxxFacts:
             return
         for r, raw, text in zip(rows, self.table.names(rows), self.table.demangled_names(rows)):
             self._raw[r] = raw
-            self._parsed[r] = None if special_kind(raw) else parse(text)
+            self._parsed[r] = _parse(raw, text)
 
     def parsed(self, row: int) -> CxxName | None:
         """The parts of a mangled row's demangled name (None: not a C++ name, or special)."""
         if row not in self._parsed:
             raw = self.raw(row)
-            if not raw.startswith("_Z") or special_kind(raw):
-                self._parsed[row] = None
-            else:
-                self._parsed[row] = parse(self.table.demangled_names([row])[0])
+            text = self.table.demangled_names([row])[0] if raw.startswith("_Z") else raw
+            self._parsed[row] = _parse(raw, text)
         return self._parsed[row]
 
     @cached_property
