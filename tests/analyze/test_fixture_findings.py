@@ -128,7 +128,7 @@ def test_attribution_dwarf_and_map_agree_on_fixture(firmware):
     # the backend's weak default and the override are both described at the override's
     # address: DWARF cannot say which won, the map can
     assert dwarf.defined_in(sym) is None and sym.address in dwarf.ambiguous
-    assert by_map._from_map(sym) == "u85/obj/override-wrong-memory.o"      # --cref table
+    assert by_map.map.defined_in(sym) == "u85/obj/override-wrong-memory.o"   # --cref table
     # the map places the override unit's other variable (the scratch array) in that object
     assert by_map.defined_in(sym).endswith("overrides/fast_scratch.cpp")
     funcs = [image.symbol(int(i)) for i in image.defined_globals.index

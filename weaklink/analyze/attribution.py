@@ -9,30 +9,27 @@ GNU ld map.
   check the hit is that definition: a call site passing the variable's address
   (DW_AT_call_value) holds the same bytes in another unit. No other unit is read, so the
   newlib and libstdc++ units of an image cost nothing unless they define what is asked.
-- Map: with --cref the defining file is listed first (ld.info, --cref); otherwise the input
-  section line (` .bss.x  0xADDR  0xSIZE  file.o`) that precedes the symbol's line.
+- Map (weaklink.analyze.mapunits): the defining file, for the symbols DWARF does not cover.
 """
 from __future__ import annotations
 
 import bisect
 import io
 import re
-import struct
 from functools import cached_property
 from itertools import compress
 
+from weaklink.analyze import pyelfdwarf
 from weaklink.analyze.cxxlinkage import FunctionFacts
+from weaklink.analyze.mapunits import MapUnits
 from weaklink.read import elfstructs as S
-from weaklink.read.dwarfunits import UNKNOWN, UnitNames
+from weaklink.read.dwarfunits import UNKNOWN, UnitNames, read_aranges
 from weaklink.read.image import Image, Symbol
 
 DW_OP_addr = 0x03
 SHF_COMPRESSED = 0x800
 OVERLAP_LOOKBACK = 4          # aranges looked at below the last one starting at an address
 SEARCHES_BEFORE_INDEX = 8     # a few variables: bytes.find; many: index .debug_info once
-_SCOPES = ("DW_TAG_namespace", "DW_TAG_structure_type", "DW_TAG_class_type")
-_INPUT_SECTION = re.compile(rb"^ \S*\s+0x[0-9a-fA-F]+\s+0x[0-9a-fA-F]+ (\S.*)$", re.M)
-_INPUT_SECTION_AT = re.compile(rb"^ \S*\s+0x([0-9a-fA-F]+)\s+0x([0-9a-fA-F]+) (\S.*)$", re.M)
 # DW_AT_location of a static variable: a 5-byte exprloc/block1 holding DW_OP_addr <4 bytes>.
 # The lookahead finds overlapping hits.
 _IS_FUNC = [t == S.STT_FUNC for t in range(16)]         # by STT_* type
@@ -44,12 +41,13 @@ class Attribution:
         self.image = image
         self.link_map = link_map
         self.map_path = map_path
+        self.map = MapUnits(link_map, map_path)
         self._searches = 0
         self.ambiguous: set[int] = set()     # addresses of variables several units define
         self._names: dict[int, str | None] = {}
 
     def defined_in(self, sym: Symbol) -> str | None:
-        return self._from_dwarf(sym) or self._from_map(sym)
+        return self._from_dwarf(sym) or self.map.defined_in(sym)
 
     def many(self, symbols: list[Symbol]) -> dict[int, str]:
         out = {}
@@ -153,18 +151,7 @@ class Attribution:
     def _variables(self) -> dict[int, str]:
         """DW_OP_addr address → CU name, for every variable defined at CU/namespace scope,
         by pyelftools (a compressed .debug_info, which the direct reader does not read)."""
-        out: dict[int, str] = {}
-        try:
-            for cu in self._dwarf.iter_CUs():
-                top = cu.get_top_DIE()
-                unit = _attr_text(top, "DW_AT_name")
-                for die in _scope_dies(top):
-                    addr = _location_address(die)
-                    if addr is not None and unit:
-                        out.setdefault(addr, unit)
-        except Exception:
-            pass
-        return out
+        return pyelfdwarf.variables(self._dwarf)
 
     def _from_dwarf(self, sym: Symbol) -> str | None:
         """`sym`'s unit from DWARF (a Symbol whose name may be None: looked up when needed)."""
@@ -231,12 +218,12 @@ class Attribution:
         """Of the units describing `sym`, the one with code (.debug_aranges) or another
         variable (one no other unit describes) in the input sections the map lists for the
         object that defines `sym`; None without a map, or when not exactly one unit has."""
-        if self.link_map is None and not self.map_path:
+        if not self.map.given:
             return None
         if sym.name is None:
             sym = self.image.symbol(sym.index)
-        obj = self._from_map(sym)
-        spans = self._object_sections(obj) if obj else []
+        obj = self.map.defined_in(sym)
+        spans = self.map.object_sections(obj) if obj else []
         if not spans:
             return None
         starts = [lo for lo, _ in spans]
@@ -259,17 +246,6 @@ class Attribution:
             if address != sym.address and len(self._variable_units(address)) == 1:
                 yield address
 
-    def _object_sections(self, obj: str) -> list[tuple[int, int]]:
-        """[start, end) of the non-empty input sections the map lists for the file `obj`,
-        sorted."""
-        text, out = self._map_bytes, []
-        for m in _INPUT_SECTION_AT.finditer(text):
-            size = int(m.group(2), 16)
-            if size and m.group(3).decode(errors="replace").strip() == obj:
-                start = int(m.group(1), 16)
-                out.append((start, start + size))
-        return sorted(out)
-
     def _unit_name(self, offset: int) -> str | None:
         """DW_AT_name of the unit at .debug_info `offset`: read directly, or by pyelftools
         when the direct reader cannot tell (unusual forms, 64-bit DWARF)."""
@@ -286,7 +262,7 @@ class Attribution:
         if self._dwarf is None:
             return None
         try:
-            return _attr_text(self._dwarf.get_CU_at(offset).get_top_DIE(), "DW_AT_name")
+            return pyelfdwarf.attr_text(self._dwarf.get_CU_at(offset).get_top_DIE(), "DW_AT_name")
         except Exception:
             return None
 
@@ -327,7 +303,7 @@ class Attribution:
         or unusual. Ranges that start at 0 are the copies ld discarded (COMDAT duplicates,
         --gc-sections: their relocations resolve to 0) unless code really starts at 0."""
         i = self.image.elf.find_section(".debug_aranges")
-        table = None if i is None else _read_aranges(self.image.elf.section_bytes(i))
+        table = None if i is None else read_aranges(self.image.elf.section_bytes(i))
         if table is None:
             return None
         code_at_zero = any(sh.sh_addr == 0 and sh.sh_size and sh.sh_flags & S.SHF_ALLOC
@@ -368,124 +344,11 @@ class Attribution:
             return None
         ranges = self._dwarf.range_lists()
         for cu in self._dwarf.iter_CUs():
-            if any(lo <= address < hi for lo, hi in _pc_ranges(cu.get_top_DIE(), cu, ranges)):
+            top = cu.get_top_DIE()
+            if any(lo <= address < hi for lo, hi in pyelfdwarf.pc_ranges(top, cu, ranges)):
                 return cu.cu_offset
         return None
 
     def _unit_by_pc(self, address: int) -> str | None:
         cu = self._cu_by_pc(address)
         return None if cu is None else self._unit_name(cu)
-
-    # -- map ------------------------------------------------------------------------------------
-    @cached_property
-    def _map_bytes(self) -> bytes:
-        try:
-            with open(self.map_path, "rb") as f:
-                return f.read()
-        except (OSError, TypeError):
-            return b""
-
-    def _from_map(self, sym: Symbol) -> str | None:
-        if self.link_map is None and not self.map_path:
-            return None
-        # ld demangles C++ names in the map and its --cref table (ld --demangle default).
-        from weaklink.demangle import demangle
-        names = list(dict.fromkeys([demangle(sym.name), sym.name]))
-        cref = getattr(self.link_map, "cref", None) or {}
-        for name in names:
-            if cref.get(name):
-                return cref[name][0]
-        text = self._map_bytes
-        if not text:
-            return None
-        line = next((hit for n in names if (hit := _find_line(text, sym.address, n)) is not None),
-                    None)
-        if line is None:            # unusual spacing: one regular-expression scan
-            m = re.search(rb"^\s+0x0*%x\s+%s$" % (sym.address, re.escape(names[0].encode())),
-                          text, re.M)
-            line = m.start() if m else None
-        return None if line is None else _input_section_before(text, line)
-
-
-def _find_line(text: bytes, address: int, name: str) -> int | None:
-    """Offset of the map line `<16 spaces>0xADDRESS<16 spaces>NAME` (ldlang.c
-    print_one_symbol: 8 hex digits for a 32-bit target, 16 on 64-bit builds)."""
-    for width in (8, 16):
-        hit = text.find(b"0x%0*x                %s\n" % (width, address, name.encode()))
-        if hit > 0:
-            return text.rfind(b"\n", 0, hit) + 1
-    return None
-
-
-def _input_section_before(text: bytes, end: int, limit: int = 2000) -> str | None:
-    """The file of the nearest input section line above offset `end` (a line start)."""
-    for _ in range(limit):
-        if end <= 0:
-            return None
-        start = text.rfind(b"\n", 0, end - 1) + 1
-        m = _INPUT_SECTION.match(text, start, end - 1)
-        if m:
-            return m.group(1).decode(errors="replace").strip()
-        end = start
-    return None
-
-
-def _read_aranges(data: bytes) -> list[tuple[int, int, int]] | None:
-    """DWARF 2-5 .debug_aranges, 32-bit format, 4-byte addresses (ELF32): per set a header
-    (unit_length u4, version u2, debug_info_offset u4, address_size u1, segment_size u1),
-    padding to 8, then (address, length) u4 pairs ending with (0, 0). (start, end, unit)
-    per non-empty range."""
-    out, pos = [], 0
-    while pos + 12 <= len(data):
-        length, version, cu, addr_size, seg_size = struct.unpack_from("<IHIBB", data, pos)
-        if length >= 0xFFFFFFF0 or addr_size != 4 or seg_size or not 2 <= version <= 5:
-            return None                        # 64-bit DWARF or an unusual layout
-        body = pos + 16                        # 12-byte header padded to 2 * address_size
-        end = pos + 4 + length
-        if end > len(data):
-            return None
-        pairs = struct.iter_unpack("<II", data[body:end - (end - body) % 8])
-        out += [(a, a + n, cu) for a, n in pairs if n]
-        pos = end
-    return out or None
-
-
-def _pc_ranges(top, cu, ranges):
-    """A CU's code ranges: DW_AT_ranges (-ffunction-sections), else low_pc/high_pc.
-    Entries with is_absolute=False are offsets from the CU's DW_AT_low_pc (DWARF 4 base)."""
-    attrs = top.attributes
-    low = attrs["DW_AT_low_pc"].value if "DW_AT_low_pc" in attrs else 0
-    if "DW_AT_ranges" in attrs and ranges is not None:
-        for e in ranges.get_range_list_at_offset(attrs["DW_AT_ranges"].value, cu=cu):
-            if hasattr(e, "begin_offset"):
-                base = 0 if getattr(e, "is_absolute", False) else low
-                yield base + e.begin_offset, base + e.end_offset
-    elif "DW_AT_high_pc" in attrs:
-        high = attrs["DW_AT_high_pc"]
-        # DWARF 4+: a constant-class DW_AT_high_pc is a length from DW_AT_low_pc.
-        yield low, high.value if high.form == "DW_FORM_addr" else low + high.value
-
-
-def _attr_text(die, name: str) -> str | None:
-    attr = die.attributes.get(name)
-    if attr is None:
-        return None
-    value = attr.value
-    return value.decode(errors="replace") if isinstance(value, bytes) else str(value)
-
-
-def _scope_dies(die):
-    for child in die.iter_children():
-        if child.tag == "DW_TAG_variable":
-            yield child
-        elif child.tag in _SCOPES:
-            yield from _scope_dies(child)
-
-
-def _location_address(die) -> int | None:
-    loc = die.attributes.get("DW_AT_location")
-    if loc is None or not isinstance(loc.value, list) or len(loc.value) != 5:
-        return None
-    if loc.value[0] != DW_OP_addr:
-        return None
-    return int.from_bytes(bytes(loc.value[1:5]), "little")

@@ -375,3 +375,23 @@ class UnitNames:
             table = self._abbrevs[key] = AbbrevTable(self.abbrev, offset, address_size,
                                                       version)
         return table
+
+
+def read_aranges(data: bytes) -> list[tuple[int, int, int]] | None:
+    """DWARF 2-5 .debug_aranges, 32-bit format, 4-byte addresses (ELF32): per set a header
+    (unit_length u4, version u2, debug_info_offset u4, address_size u1, segment_size u1),
+    padding to 8, then (address, length) u4 pairs ending with (0, 0). (start, end, unit)
+    per non-empty range."""
+    out, pos = [], 0
+    while pos + 12 <= len(data):
+        length, version, cu, addr_size, seg_size = struct.unpack_from("<IHIBB", data, pos)
+        if length >= 0xFFFFFFF0 or addr_size != 4 or seg_size or not 2 <= version <= 5:
+            return None                        # 64-bit DWARF or an unusual layout
+        body = pos + 16                        # 12-byte header padded to 2 * address_size
+        end = pos + 4 + length
+        if end > len(data):
+            return None
+        pairs = struct.iter_unpack("<II", data[body:end - (end - body) % 8])
+        out += [(a, a + n, cu) for a, n in pairs if n]
+        pos = end
+    return out or None
