@@ -203,6 +203,35 @@ def test_fuzz_fixture_image(firmware, tmp_path, data):
     render(report)
 
 
+def _dwarf_offsets(path) -> list[int]:
+    """Byte offsets of .debug_info, .debug_abbrev and .debug_aranges."""
+    elf = ElfFile.from_path(path)
+    out = []
+    for name in (".debug_info", ".debug_abbrev", ".debug_aranges"):
+        sh = elf.shdrs[elf.find_section(name)]
+        out += range(sh.sh_offset, sh.sh_offset + sh.sh_size)
+    return out
+
+
+@settings(max_examples=150, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(st.data())
+def test_fuzz_dwarf_sections(firmware, tmp_path, data):
+    """Damaged DWARF (unit lengths, abbreviation codes and forms, sibling references that
+    point backwards, aranges) under the unit walks, the C++ facts and the attribution of
+    every symbol: a report, never an exception or a loop."""
+    o = firmware["weak-example-u85"]
+    raw = bytearray(o.elf.read_bytes())
+    where = _dwarf_offsets(o.elf)
+    for _ in range(data.draw(st.integers(1, 12), label="count")):
+        raw[data.draw(st.sampled_from(where))] = data.draw(st.integers(0, 255))
+    p = tmp_path / "fuzz.elf"
+    p.write_bytes(bytes(raw))
+    report = analyze(str(p), symbols=["ethosu_fast_scratch", "main"])
+    report.to_json()
+    render(report)
+
+
 @pytest.fixture
 def mapped(monkeypatch):
     """Every ELF file, however small, mapped rather than read (weaklink.read.elf.MAP_FROM)."""

@@ -9,6 +9,7 @@ import pytest
 from elftools.elf.elffile import ELFFile
 
 from weaklink import toolchain
+from weaklink.read.dwarfforms import AbbrevTable
 from weaklink.read.dwarfunits import UNKNOWN, UnitNames
 from weaklink.read.elf import ElfFile
 
@@ -73,3 +74,35 @@ def test_damaged_units_are_unknown_not_errors():
     names = UnitNames(b"\x07\x00\x00\x00\x05\x00\x01", b"", b"", b"")
     assert names.unit_name(0) is UNKNOWN
     assert names.unit_name(1000) is UNKNOWN
+
+
+def _abbrev_pairs(path):
+    """(ours, pyelftools') of every abbreviation of every unit of an image, as (tag number,
+    has children, ((attribute, form), ...))."""
+    from elftools.dwarf.enums import ENUM_DW_AT, ENUM_DW_FORM, ENUM_DW_TAG
+
+    elf = ElfFile.from_path(path)
+    abbrev = elf.section_bytes(elf.find_section(".debug_abbrev"))
+    dwarf = ELFFile(io.BytesIO(elf.data)).get_dwarf_info()
+    for cu in dwarf.iter_CUs():
+        table = dwarf.get_abbrev_table(cu["debug_abbrev_offset"])
+        ours = AbbrevTable(abbrev, cu["debug_abbrev_offset"], cu["address_size"],
+                           cu["version"])
+        for code in sorted(table._abbrev_map, reverse=True):        # the last ones first
+            theirs = table.get_abbrev(code)
+            want = (ENUM_DW_TAG[theirs["tag"]], theirs.has_children(),
+                    tuple((ENUM_DW_AT.get(s.name, s.name), ENUM_DW_FORM[s.form])
+                          for s in theirs["attr_spec"]))
+            got = ours.get(code)
+            yield (got.tag, got.children, tuple((a, f) for a, f, _ in got.spec)), want
+
+
+def test_abbreviations_match_pyelftools(firmware):
+    """The lazily delimited abbreviation entries (one regular-expression match each) decode
+    as pyelftools decodes them, DW_FORM_implicit_const values included (GCC 12 writes
+    DWARF 5 with them)."""
+    o = firmware["weak-example-u85"]
+    pairs = list(_abbrev_pairs(o.cwd / o.elf))
+    assert len(pairs) > 100
+    for ours, theirs in pairs:
+        assert ours == theirs

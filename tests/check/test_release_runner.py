@@ -54,7 +54,11 @@ def test_verdict_from_the_code_read_through_the_got(release, variant):
     assert (evidence.reads, evidence.source) == (True, "code")
     assert "read through the GOT slot" in evidence.detail
     assert "by EthosUBackend_Cortex_M.cpp code in rt::platform_execute" in evidence.detail
-    assert report.assumptions == ()
+    # the evidence decided: no assumption about who reads the pointer (a hang still rests on
+    # the SoC model's one, that an unanswered access stalls)
+    assert not any("is read by" in a for a in report.assumptions)
+    assert all("stalls the NPU" in a for a in report.assumptions) and \
+        bool(report.assumptions) == (image.variant.expected == "hang")
     fast = report.to_json()["bases"][2]["read_evidence"]
     assert fast == {"reads": True, "source": "code", "detail": evidence.detail}
     assert f"region 2 (fast scratch): read by the backend, from code: " in report.to_table()
@@ -83,7 +87,7 @@ def test_relocations_decide_both_ways(release, variant, reads, verdict):
         evidence = report.table.base(2).evidence
         assert (evidence.reads, evidence.source) == (reads, source)
         assert report.verdict == verdict
-        assert report.assumptions == ()
+        assert not any("is read by" in a for a in report.assumptions)
     if not reads:
         note = report.table.base(2).note
         assert "the backend passes 0/0 (no relocation against `ethosu_fast_scratch` in " in note

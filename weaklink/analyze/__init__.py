@@ -3,18 +3,21 @@
 `analyze(path, ...)` reads a linked image and returns one AnalysisReport. The passes, in order:
 
 1. read the image (ET_EXEC, ARM) and, when given, the ld map;
-2. regions: map "Memory Configuration" > board preset > PT_LOAD segments;
+2. regions: map "Memory Configuration" > board preset > the image's segments and sections;
 3. the symbol table as columns, and demangling started in the background;
 4. queried symbols: binding, place, reset value, pointer target;
 5. findings (weak-default-survived, near-miss-override, override-not-extracted,
-   pointer-outside-region, expected-symbol-missing);
-6. attribution (DWARF, else map), for the queried symbols and the findings only.
+   pointer-outside-region, expected-symbol-missing), with the C++ facts of
+   weaklink.analyze.cxxlinkage (vague linkage, class members);
+6. attribution: DWARF for every symbol it covers, the map for the queried symbols and the
+   findings.
 """
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from weaklink.analyze import extraction, findings as F, regions as R, values
 from weaklink.analyze.attribution import Attribution
+from weaklink.analyze.cxxlinkage import ASSUMED, ASSUMPTION, CxxFacts
 from weaklink.analyze.report import AnalysisReport, Query, RegionUse
 from weaklink.analyze.symtable import SymbolTable, table_for
 from weaklink.errors import UsageError
@@ -41,19 +44,26 @@ def analyze(path: str, *, map_path: str | None = None, board: str | None = None,
 
     names = list(dict.fromkeys([*symbols, *expect_region]))
     queried = {n: _query(image, regions, n, table) for n in names}
-    weak_rows, found = F.weak_defaults(table, frozenset(expect_override))
-    found += F.near_misses(table)
+    facts = CxxFacts(table, attribution)
+    weak_rows, found, vague = F.weak_defaults(table, frozenset(expect_override), facts)
+    found += F.near_misses(table, facts)
     found += _expectations(image, regions, queried, expect_override, expect_region)
     notes: list[str] = []
+    if any(ASSUMED in why for why in vague.values()):
+        notes.append(f"assumption: {ASSUMPTION}")
     found += _not_extracted(table, link_map, map_path, link_inputs, link_dir, notes,
                             expect_override)
     found.sort(key=lambda f: (F.SEVERITIES.index(f.severity), f.rule, f.symbol))
 
     defined_in = _attribute(image, attribution, queried, found, table, weak_rows)
+    if (left := _ambiguous(attribution, table, defined_in)):
+        notes.append(f"defined_in left null for {left} (the DWARF of several units defines "
+                     "each: a weak default beside the definition that replaced it; "
+                     "--map tells which object's won)")
     queried = {n: _with_unit(q, image, defined_in) for n, q in queried.items()}
     return AnalysisReport(image.name, MACHINES.get(image.elf.header["e_machine"], "?"),
                           image.entry, regions, _usage(image, regions), table, queried,
-                          tuple(found), weak_rows, defined_in, demangling, tuple(notes))
+                          tuple(found), weak_rows, defined_in, demangling, tuple(notes), vague)
 
 
 def query(report: AnalysisReport, name: str, attribution: Attribution | None = None) -> Query:
@@ -79,7 +89,7 @@ def _regions(image, link_map, map_path, board) -> R.RegionMap:
         return R.from_link_map(link_map.memory, map_path)
     if board is not None:
         return R.from_board(board)
-    return R.from_segments(image)
+    return R.from_image(image)
 
 
 def _query(image: Image, regions: R.RegionMap, name: str, table: SymbolTable) -> Query:
@@ -140,11 +150,26 @@ def _not_extracted(table, link_map, map_path, link_inputs, link_dir, notes: list
 
 
 def _attribute(image, attribution, queried, found, table, weak_rows) -> dict[int, str]:
+    """DWARF for every symbol it covers; the map, too, for the queried symbols, the findings
+    and (small images) the surviving weak definitions."""
+    out = attribution.table_units(table.cols)
     wanted = {q.raw_name for q in queried.values() if q.found} | {f.symbol for f in found}
     if len(weak_rows) <= ATTRIBUTE_ALL_WEAK_BELOW:
         wanted |= set(table.names(weak_rows))
     syms = [hits[0] for n in sorted(wanted) if (hits := image.lookup(n))]
-    return attribution.many(syms)
+    out.update(attribution.many([s for s in syms if s.index not in out]))
+    return out
+
+
+def _ambiguous(attribution, table, defined_in: dict[int, str]) -> str:
+    """The table's variables left without a unit because several units define them."""
+    if not attribution.ambiguous:
+        return ""
+    c = table.cols
+    rows = [k for k in range(len(c)) if int(c.address[k]) in attribution.ambiguous
+            and int(c.index[k]) not in defined_in]
+    names = table.names(rows)
+    return ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
 
 
 def _with_unit(q: Query, image: Image, defined_in: dict[int, str]) -> Query:

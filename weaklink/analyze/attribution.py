@@ -1,29 +1,39 @@
 """Which compilation unit defined a symbol: from DWARF when the image has it, else from the
-GNU ld map. Lazy: asked only for the symbols a report shows, never for the whole table.
+GNU ld map.
 
-- DWARF: a function's address falls in its CU's .debug_aranges ranges; a variable is the
-  DW_TAG_variable whose DW_AT_location is `DW_OP_addr <address>`, found as bytes in
-  .debug_info (pyelftools then reads only that CU's name).
-- Map: with --cref the defining file is listed first (ld.info, --cref); otherwise the input
-  section line (` .bss.x  0xADDR  0xSIZE  file.o`) that precedes the symbol's line.
+- DWARF, for every symbol that has it (`table_units`) and for single symbols (`defined_in`):
+  a function's address falls in its unit's .debug_aranges ranges; a variable is the
+  DW_TAG_variable whose DW_AT_location is `DW_OP_addr <address>`. Its bytes (`05 03
+  <address>`: an exprloc or block1 of length 5) are searched for in .debug_info, and each unit
+  holding a hit is walked at file and namespace scope only (weaklink.read.dwarfunits.scan) to
+  check the hit is that definition: a call site passing the variable's address
+  (DW_AT_call_value) holds the same bytes in another unit. No other unit is read, so the
+  newlib and libstdc++ units of an image cost nothing unless they define what is asked.
+- Map (weaklink.analyze.mapunits): the defining file, for the symbols DWARF does not cover.
 """
 from __future__ import annotations
 
 import bisect
 import io
 import re
-import struct
 from functools import cached_property
+from itertools import compress
 
+from weaklink.analyze import pyelfdwarf
+from weaklink.analyze.cxxlinkage import FunctionFacts
+from weaklink.analyze.mapunits import MapUnits
 from weaklink.read import elfstructs as S
-from weaklink.read.dwarfunits import UNKNOWN, UnitNames
+from weaklink.read.dwarfunits import UNKNOWN, UnitNames, read_aranges
 from weaklink.read.image import Image, Symbol
 
 DW_OP_addr = 0x03
 SHF_COMPRESSED = 0x800
+OVERLAP_LOOKBACK = 4          # aranges looked at below the last one starting at an address
 SEARCHES_BEFORE_INDEX = 8     # a few variables: bytes.find; many: index .debug_info once
-_SCOPES = ("DW_TAG_namespace", "DW_TAG_structure_type", "DW_TAG_class_type")
-_INPUT_SECTION = re.compile(rb"^ \S*\s+0x[0-9a-fA-F]+\s+0x[0-9a-fA-F]+ (\S.*)$", re.M)
+# DW_AT_location of a static variable: a 5-byte exprloc/block1 holding DW_OP_addr <4 bytes>.
+# The lookahead finds overlapping hits.
+_IS_FUNC = [t == S.STT_FUNC for t in range(16)]         # by STT_* type
+_ADDR_LOCATION = re.compile(rb"\x05\x03(?=(.{4}))", re.S)
 
 
 class Attribution:
@@ -31,9 +41,13 @@ class Attribution:
         self.image = image
         self.link_map = link_map
         self.map_path = map_path
+        self.map = MapUnits(link_map, map_path)
+        self._searches = 0
+        self.ambiguous: set[int] = set()     # addresses of variables several units define
+        self._names: dict[int, str | None] = {}
 
     def defined_in(self, sym: Symbol) -> str | None:
-        return self._from_dwarf(sym) or self._from_map(sym)
+        return self._from_dwarf(sym) or self.map.defined_in(sym)
 
     def many(self, symbols: list[Symbol]) -> dict[int, str]:
         out = {}
@@ -42,6 +56,63 @@ class Attribution:
             if unit is not None:
                 out[sym.index] = unit
         return out
+
+    def table_units(self, cols) -> dict[int, str]:
+        """.symtab index -> unit, from DWARF, for every row of `cols` (SymbolColumns) it
+        covers: functions by .debug_aranges, the others by their DW_OP_addr location (only
+        the addresses .debug_info holds such a location for are looked at). The rows are
+        selected with loops that run in C (compress, map): a large image has 100k+."""
+        if not self._has_debug_info:
+            return {}
+        index, address = cols.index.tolist(), cols.address.tolist()
+        is_func = list(map(_IS_FUNC.__getitem__, cols.type.tolist()))
+        out = {}
+        try:
+            rows = list(compress(range(len(index)), is_func))
+            out.update(self._function_units([index[k] for k in rows],
+                                            [address[k] for k in rows]))
+        except Exception:       # corrupt DWARF: best effort, never fatal
+            pass
+        if self._debug_info is None:
+            found = self._variables if self._dwarf is not None else {}
+        else:
+            found = self._location_index
+        types, binding = cols.type.tolist(), cols.binding.tolist()
+        for k in compress(range(len(index)), map(found.__contains__, address)):
+            if is_func[k]:
+                continue
+            unit = self._from_dwarf(Symbol(index[k], None, binding[k], types[k], address[k],
+                                           0, 0))
+            if unit is not None:
+                out[index[k]] = unit
+        return out
+
+    def _function_units(self, index: list, addrs: list) -> dict[int, str]:
+        """.symtab index -> unit of functions at `addrs`. With -ffunction-sections every
+        function starts a range of its own: the ranges are first looked up by their start
+        (a dict), the other addresses by `_function_cu`."""
+        table = self._aranges
+        if table is None:
+            cus = list(map(self._function_cu, addrs))
+        else:
+            units = table[2]
+            cus = [units[k] if k is not None else self._function_cu(a)
+                   for a, k in zip(addrs, map(self._arange_at.get, addrs))]
+        names = {cu: self._unit_name(cu) for cu in set(cus) if cu is not None}
+        names[None] = None
+        return {i: u for i, u in zip(index, map(names.__getitem__, cus)) if u is not None}
+
+    def function_facts(self, address: int) -> FunctionFacts | None:
+        """What DWARF says of the function defined at `address` (cxxlinkage.FunctionFacts),
+        None when no unit with DWARF defines it (or its DWARF is not readable here)."""
+        names = self._unit_names
+        if names is None or not self._has_debug_info:
+            return None
+        cu = self._function_cu(address)
+        scan = names.scan(cu) if cu is not None else None
+        die = scan.functions.get(address) if scan is not None else None
+        facts = names.function_facts(die) if die is not None else None
+        return None if facts is None else FunctionFacts(*facts)
 
     @property
     def dwarf(self):
@@ -55,17 +126,8 @@ class Attribution:
             return None
         try:
             if sym.type == S.STT_FUNC:
-                table = self._aranges
-                if table is None:
-                    return None
-                import numpy as np
-                hit = np.flatnonzero((table[0] <= sym.address) & (sym.address < table[1]))
-                return int(table[2][hit[0]]) if hit.size else None
-            if self._debug_info is None:
-                return None
-            at = self._location_at(sym.address)
-            return None if at < 0 else \
-                self._unit_starts[bisect.bisect_right(self._unit_starts, at) - 1]
+                return self._function_cu(sym.address)
+            return None if self._debug_info is None else self._variable_cu(sym)
         except Exception:       # corrupt DWARF: best effort, never fatal
             return None
 
@@ -87,28 +149,20 @@ class Attribution:
 
     @cached_property
     def _variables(self) -> dict[int, str]:
-        """DW_OP_addr address → CU name, for every variable defined at CU/namespace scope."""
-        out: dict[int, str] = {}
-        try:
-            for cu in self._dwarf.iter_CUs():
-                top = cu.get_top_DIE()
-                unit = _attr_text(top, "DW_AT_name")
-                for die in _scope_dies(top):
-                    addr = _location_address(die)
-                    if addr is not None and unit:
-                        out.setdefault(addr, unit)
-        except Exception:
-            pass
-        return out
+        """DW_OP_addr address → CU name, for every variable defined at CU/namespace scope,
+        by pyelftools (a compressed .debug_info, which the direct reader does not read)."""
+        return pyelfdwarf.variables(self._dwarf)
 
     def _from_dwarf(self, sym: Symbol) -> str | None:
+        """`sym`'s unit from DWARF (a Symbol whose name may be None: looked up when needed)."""
         if not self._has_debug_info:
             return None
         if sym.type == S.STT_FUNC:
             return self._function_unit(sym.address)
         if self._debug_info is None:                 # compressed: walk the DIEs
-            return self._variables.get(sym.address)
-        return self._variable_unit(sym.address)
+            return self._variables.get(sym.address) if self._dwarf is not None else None
+        cu = self._variable_cu(sym)
+        return None if cu is None else self._unit_name(cu)
 
     @cached_property
     def _debug_info(self) -> bytes | None:
@@ -117,31 +171,89 @@ class Attribution:
             return None
         return self.image.elf.section_bytes(i)
 
-    @cached_property
+    @property
     def _unit_starts(self) -> list[int]:
-        """Offsets of the unit headers in .debug_info (unit_length chain, DWARF 2-5)."""
-        info, out, pos = self._debug_info, [], 0
-        while pos + 4 <= len(info):
-            out.append(pos)
-            length = int.from_bytes(info[pos:pos + 4], "little")
-            if length == 0xFFFFFFFF:                     # 64-bit DWARF: u64 length follows
-                length = int.from_bytes(info[pos + 4:pos + 12], "little") + 8
-            pos += 4 + length
-        return out
+        return self._unit_names.unit_starts if self._unit_names is not None else []
 
-    def _variable_unit(self, address: int) -> str | None:
-        """The CU holding `DW_AT_location: DW_OP_addr <address>`: the exprloc (DWARF 4+) or
-        block1 (DWARF 2-3) bytes 05 03 <address, 4 bytes LE> searched in .debug_info, so
-        no DIE is parsed but the CU's first."""
-        hit = self._location_at(address)
-        if hit < 0:
+    def _variable_unit(self, address: int, binding: int = S.STB_GLOBAL) -> str | None:
+        cu = self._variable_cu(Symbol(-1, None, binding, S.STT_OBJECT, address, 0, 0))
+        return None if cu is None else self._unit_name(cu)
+
+    def _variable_cu(self, sym: Symbol) -> int | None:
+        """The unit that defines the variable `sym`: see `_variable_units`.
+
+        A weak default and the strong definition that replaced it are both described, at the
+        winner's address (their DWARF relocations name the symbol), and DWARF does not say
+        which is weak. A weak symbol's unit is the first: ld keeps the first weak definition,
+        and .debug_info follows the link order. A strong one's is the unit whose code the
+        map places in the object that defines it (`_winner_by_map`); without a map it has
+        none (`ambiguous` holds its address)."""
+        units = self._variable_units(sym.address)
+        if len(units) > 1 and sym.binding != S.STB_WEAK:
+            cu = self._winner_by_map(sym, units)
+            if cu is None:
+                self.ambiguous.add(sym.address)
+            return cu
+        return units[0] if units else None
+
+    def _variable_units(self, address: int) -> list[int]:
+        """Units holding `05 03 <address>` as the location of a DW_TAG_variable, found at
+        file or namespace scope by the unit's walk, else (the static data of a function) by
+        descending to the hit; a unit the walker cannot read is taken on the bytes alone.
+        In .debug_info order."""
+        names = self._unit_names
+        if names is None or not address:       # 0: the address of discarded COMDAT copies
+            return []
+        units: list[int] = []
+        for hit in self._location_hits(address):
+            cu = names.unit_of(hit)
+            if cu in units:
+                continue
+            scan = names.scan(cu)
+            if scan is None or address in scan.variables or names.variable_at(hit) is not False:
+                units.append(cu)
+        return units
+
+    def _winner_by_map(self, sym: Symbol, units: list[int]) -> int | None:
+        """Of the units describing `sym`, the one with code (.debug_aranges) or another
+        variable (one no other unit describes) in the input sections the map lists for the
+        object that defines `sym`; None without a map, or when not exactly one unit has."""
+        if not self.map.given:
             return None
-        cu = self._unit_starts[bisect.bisect_right(self._unit_starts, hit) - 1]
-        return self._unit_name(cu)
+        if sym.name is None:
+            sym = self.image.symbol(sym.index)
+        obj = self.map.defined_in(sym)
+        spans = self.map.object_sections(obj) if obj else []
+        if not spans:
+            return None
+        starts = [lo for lo, _ in spans]
+
+        def inside(address: int) -> bool:
+            k = bisect.bisect_right(starts, address) - 1
+            return k >= 0 and address < spans[k][1]
+
+        hits = [cu for cu in units if any(inside(a) for a in self._unit_addresses(cu, sym))]
+        return hits[0] if len(hits) == 1 else None
+
+    def _unit_addresses(self, cu: int, sym: Symbol):
+        """Addresses that only unit `cu` describes: its code, and its variables but `sym`
+        and those other units describe as well."""
+        table = self._aranges
+        if table is not None:
+            yield from (start for start, unit in zip(table[0], table[2]) if unit == cu)
+        scan = self._unit_names.scan(cu)
+        for address in (scan.variables if scan is not None else ()):
+            if address != sym.address and len(self._variable_units(address)) == 1:
+                yield address
 
     def _unit_name(self, offset: int) -> str | None:
         """DW_AT_name of the unit at .debug_info `offset`: read directly, or by pyelftools
         when the direct reader cannot tell (unusual forms, 64-bit DWARF)."""
+        if offset not in self._names:
+            self._names[offset] = self._read_unit_name(offset)
+        return self._names[offset]
+
+    def _read_unit_name(self, offset: int) -> str | None:
         names = self._unit_names
         if names is not None:
             name = names.unit_name(offset)
@@ -150,7 +262,7 @@ class Attribution:
         if self._dwarf is None:
             return None
         try:
-            return _attr_text(self._dwarf.get_CU_at(offset).get_top_DIE(), "DW_AT_name")
+            return pyelfdwarf.attr_text(self._dwarf.get_CU_at(offset).get_top_DIE(), "DW_AT_name")
         except Exception:
             return None
 
@@ -165,172 +277,78 @@ class Attribution:
             parts.append(b"" if i is None else elf.section_bytes(i))
         return UnitNames(*parts) if parts[0] and parts[1] else None
 
-    def _location_at(self, address: int) -> int:
-        """Offset of the first `05 03 <address>` in .debug_info, -1 for none. The first few
-        are searched for; after that one numpy pass indexes every DW_OP_addr operand."""
-        self._searches = getattr(self, "_searches", 0) + 1
-        if self._searches <= SEARCHES_BEFORE_INDEX:
-            return self._debug_info.find(b"\x05\x03" + address.to_bytes(4, "little"))
-        return self._location_index.get(address, -1)
+    def _location_hits(self, address: int) -> list[int]:
+        """Offsets of every `05 03 <address>` in .debug_info. The first few addresses are
+        searched for; after that one pass indexes every DW_OP_addr operand."""
+        self._searches += 1
+        if self._searches <= SEARCHES_BEFORE_INDEX and "_location_index" not in self.__dict__:
+            info, needle, out = self._debug_info, b"\x05\x03" + address.to_bytes(4, "little"), []
+            at = info.find(needle)
+            while at >= 0:
+                out.append(at)
+                at = info.find(needle, at + 1)
+            return out
+        return self._location_index.get(address, [])
 
     @cached_property
-    def _location_index(self) -> dict[int, int]:
-        import numpy as np
-
-        from weaklink.arraysets import first_occurrences
-        u8 = np.frombuffer(self._debug_info, np.uint8)
-        at = np.flatnonzero((u8[:-5] == 0x05) & (u8[1:-4] == 0x03)) if len(u8) > 5 else \
-            np.zeros(0, np.int64)
-        words = u8[at[:, None] + 2 + np.arange(4)].astype(np.uint32) \
-            << np.array([0, 8, 16, 24], np.uint32)
-        address = np.bitwise_or.reduce(words, axis=1) if len(at) else np.zeros(0, np.uint32)
-        address, first = first_occurrences(address)              # the first occurrence
-        return dict(zip(address.tolist(), at[first].tolist()))
+    def _location_index(self) -> dict[int, list[int]]:
+        out: dict[int, list[int]] = {}
+        for m in _ADDR_LOCATION.finditer(self._debug_info):
+            out.setdefault(int.from_bytes(m.group(1), "little"), []).append(m.start())
+        return out
 
     @cached_property
     def _aranges(self):
-        """(start, end, cu_offset) arrays of .debug_aranges, read with numpy (one tuple per
-        -ffunction-sections section, 100k+ in big images); None when absent or unusual."""
+        """(starts, ends, unit offsets) of .debug_aranges, sorted by start; None when absent
+        or unusual. Ranges that start at 0 are the copies ld discarded (COMDAT duplicates,
+        --gc-sections: their relocations resolve to 0) unless code really starts at 0."""
         i = self.image.elf.find_section(".debug_aranges")
-        return None if i is None else _read_aranges(self.image.elf.section_bytes(i))
+        table = None if i is None else read_aranges(self.image.elf.section_bytes(i))
+        if table is None:
+            return None
+        code_at_zero = any(sh.sh_addr == 0 and sh.sh_size and sh.sh_flags & S.SHF_ALLOC
+                           and sh.sh_flags & S.SHF_EXECINSTR for sh in self.image.elf.shdrs)
+        rows = sorted(r for r in table if r[0] or code_at_zero)
+        return [r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows]
+
+    @cached_property
+    def _arange_at(self) -> dict[int, int]:
+        """Start address -> position in `_aranges` of the (non-empty) ranges."""
+        starts = self._aranges[0]
+        return dict(zip(starts, range(len(starts))))
+
+    def _function_cu(self, address: int) -> int | None:
+        """The unit whose .debug_aranges range holds `address` (the latest-starting one),
+        or without .debug_aranges the unit whose own pc ranges do."""
+        table = self._aranges
+        if table is None:
+            return self._cu_by_pc(address)
+        starts, ends, cus = table
+        # ld lays input sections end to end, so ranges do not overlap: the one that starts
+        # last at or below the address holds it (a few before it are looked at too)
+        k = bisect.bisect_right(starts, address) - 1
+        for j in range(k, max(k - OVERLAP_LOOKBACK, -1), -1):
+            if address < ends[j]:
+                return cus[j]
+        return None
 
     def _function_unit(self, address: int) -> str | None:
         try:
-            table = self._aranges
-            if table is None:                   # no .debug_aranges: the CUs' own pc ranges
-                return self._unit_by_pc(address)
-            import numpy as np
-            start, end, cu_offset = table
-            hit = np.flatnonzero((start <= address) & (address < end))
-            if not hit.size:
-                return None
-            return self._unit_name(int(cu_offset[hit[0]]))
+            cu = self._function_cu(address)
         except Exception:
             return None
+        return None if cu is None else self._unit_name(cu)
 
-    def _unit_by_pc(self, address: int) -> str | None:
+    def _cu_by_pc(self, address: int) -> int | None:
+        if self._dwarf is None:
+            return None
         ranges = self._dwarf.range_lists()
         for cu in self._dwarf.iter_CUs():
             top = cu.get_top_DIE()
-            if any(lo <= address < hi for lo, hi in _pc_ranges(top, cu, ranges)):
-                return _attr_text(top, "DW_AT_name")
+            if any(lo <= address < hi for lo, hi in pyelfdwarf.pc_ranges(top, cu, ranges)):
+                return cu.cu_offset
         return None
 
-    # -- map ------------------------------------------------------------------------------------
-    @cached_property
-    def _map_bytes(self) -> bytes:
-        try:
-            with open(self.map_path, "rb") as f:
-                return f.read()
-        except (OSError, TypeError):
-            return b""
-
-    def _from_map(self, sym: Symbol) -> str | None:
-        if self.link_map is None and not self.map_path:
-            return None
-        # ld demangles C++ names in the map and its --cref table (ld --demangle default).
-        from weaklink.demangle import demangle
-        names = list(dict.fromkeys([demangle(sym.name), sym.name]))
-        cref = getattr(self.link_map, "cref", None) or {}
-        for name in names:
-            if cref.get(name):
-                return cref[name][0]
-        text = self._map_bytes
-        if not text:
-            return None
-        line = next((hit for n in names if (hit := _find_line(text, sym.address, n)) is not None),
-                    None)
-        if line is None:            # unusual spacing: one regular-expression scan
-            m = re.search(rb"^\s+0x0*%x\s+%s$" % (sym.address, re.escape(names[0].encode())),
-                          text, re.M)
-            line = m.start() if m else None
-        return None if line is None else _input_section_before(text, line)
-
-
-def _find_line(text: bytes, address: int, name: str) -> int | None:
-    """Offset of the map line `<16 spaces>0xADDRESS<16 spaces>NAME` (ldlang.c
-    print_one_symbol: 8 hex digits for a 32-bit target, 16 on 64-bit builds)."""
-    for width in (8, 16):
-        hit = text.find(b"0x%0*x                %s\n" % (width, address, name.encode()))
-        if hit > 0:
-            return text.rfind(b"\n", 0, hit) + 1
-    return None
-
-
-def _input_section_before(text: bytes, end: int, limit: int = 2000) -> str | None:
-    """The file of the nearest input section line above offset `end` (a line start)."""
-    for _ in range(limit):
-        if end <= 0:
-            return None
-        start = text.rfind(b"\n", 0, end - 1) + 1
-        m = _INPUT_SECTION.match(text, start, end - 1)
-        if m:
-            return m.group(1).decode(errors="replace").strip()
-        end = start
-    return None
-
-
-def _read_aranges(data: bytes):
-    """DWARF 2-5 .debug_aranges, 32-bit format, 4-byte addresses (ELF32): per set a header
-    (unit_length u4, version u2, debug_info_offset u4, address_size u1, segment_size u1),
-    padding to 8, then (address, length) u4 pairs ending with (0, 0)."""
-    import numpy as np
-    starts, ends, cus, pos = [], [], [], 0
-    while pos + 12 <= len(data):
-        length, version, cu, addr_size, seg_size = struct.unpack_from("<IHIBB", data, pos)
-        if length >= 0xFFFFFFF0 or addr_size != 4 or seg_size or not 2 <= version <= 5:
-            return None                        # 64-bit DWARF or an unusual layout
-        body = pos + 16                        # 12-byte header padded to 2 * address_size
-        end = pos + 4 + length
-        if end > len(data):
-            return None
-        pairs = np.frombuffer(data[body:end - (end - body) % 8], "<u4").reshape(-1, 2)
-        pairs = pairs[pairs[:, 1] != 0]
-        starts.append(pairs[:, 0].astype(np.int64))
-        ends.append(pairs[:, 0].astype(np.int64) + pairs[:, 1])
-        cus.append(np.full(len(pairs), cu, np.int64))
-        pos = end
-    if not starts:
-        return None
-    return np.concatenate(starts), np.concatenate(ends), np.concatenate(cus)
-
-
-def _pc_ranges(top, cu, ranges):
-    """A CU's code ranges: DW_AT_ranges (-ffunction-sections), else low_pc/high_pc.
-    Entries with is_absolute=False are offsets from the CU's DW_AT_low_pc (DWARF 4 base)."""
-    attrs = top.attributes
-    low = attrs["DW_AT_low_pc"].value if "DW_AT_low_pc" in attrs else 0
-    if "DW_AT_ranges" in attrs and ranges is not None:
-        for e in ranges.get_range_list_at_offset(attrs["DW_AT_ranges"].value, cu=cu):
-            if hasattr(e, "begin_offset"):
-                base = 0 if getattr(e, "is_absolute", False) else low
-                yield base + e.begin_offset, base + e.end_offset
-    elif "DW_AT_high_pc" in attrs:
-        high = attrs["DW_AT_high_pc"]
-        # DWARF 4+: a constant-class DW_AT_high_pc is a length from DW_AT_low_pc.
-        yield low, high.value if high.form == "DW_FORM_addr" else low + high.value
-
-
-def _attr_text(die, name: str) -> str | None:
-    attr = die.attributes.get(name)
-    if attr is None:
-        return None
-    value = attr.value
-    return value.decode(errors="replace") if isinstance(value, bytes) else str(value)
-
-
-def _scope_dies(die):
-    for child in die.iter_children():
-        if child.tag == "DW_TAG_variable":
-            yield child
-        elif child.tag in _SCOPES:
-            yield from _scope_dies(child)
-
-
-def _location_address(die) -> int | None:
-    loc = die.attributes.get("DW_AT_location")
-    if loc is None or not isinstance(loc.value, list) or len(loc.value) != 5:
-        return None
-    if loc.value[0] != DW_OP_addr:
-        return None
-    return int.from_bytes(bytes(loc.value[1:5]), "little")
+    def _unit_by_pc(self, address: int) -> str | None:
+        cu = self._cu_by_pc(address)
+        return None if cu is None else self._unit_name(cu)

@@ -3,21 +3,28 @@
 | rule                    | severity              | when                                              |
 |-------------------------|-----------------------|---------------------------------------------------|
 | weak-default-survived   | info; warning if the  | a WEAK definition is in the image (nm V/W): no    |
-|                         | symbol is in          | strong definition replaced it                     |
-|                         | --expect-override     |                                                   |
-| near-miss-override      | warning               | a WEAK and a GLOBAL definition share a demangled  |
-|                         |                       | unqualified name but not the raw name (§4)        |
+|                         | symbol is in          | strong definition replaced it. C++ vague linkage  |
+|                         | --expect-override     | (inline functions, vtables, typeinfo, templates:  |
+|                         |                       | weak because they sit in COMDAT groups) is left   |
+|                         |                       | out, and listed with its reason                   |
+| near-miss-override      | warning               | a WEAK and a GLOBAL definition share an           |
+|                         |                       | unqualified name, are different symbols to ld,    |
+|                         |                       | and one was plausibly meant to override the other:|
+|                         |                       | a C name against a C++ one, or two namespaces, of |
+|                         |                       | a free function (same signature) or variable      |
 | override-not-extracted  | warning               | a strong definition sat in an archive member ld   |
-|                         |                       | never extracted (resolution model, §2.1)          |
+|                         |                       | never extracted (resolution model)                |
 | pointer-outside-region  | error                 | --expect-region SYM=R and SYM's target is not in R|
 | expected-symbol-missing | error                 | an --expect-* symbol is not defined in the image  |
 
-Rule ids and severities are part of the JSON contract: never rename them.
+Rule ids and severities are part of the JSON contract: never rename them. What counts as
+vague linkage or a class member is weaklink.analyze.cxxlinkage's.
 """
 from __future__ import annotations
 
 from collections import namedtuple
 
+from weaklink.analyze.cxxlinkage import CxxFacts
 from weaklink.analyze.nested import demangle_nested
 from weaklink.read import elfstructs as S
 
@@ -57,10 +64,13 @@ def weak_message(name: str) -> str:
             "no strong definition replaced it")
 
 
-def weak_defaults(table, expect_override: frozenset[str]) -> tuple[list[int], list[Finding]]:
-    """Rows of every surviving WEAK definition (info, rendered in bulk) and warnings for the
-    ones the user said must be overridden. A weak definition keeps STB_WEAK in the linked
-    .symtab, while a strong override replaces it outright (linker_semantics.md §4)."""
+def weak_defaults(table, expect_override: frozenset[str], facts: CxxFacts
+                  ) -> tuple[list[int], list[Finding], dict[int, str]]:
+    """(rows, warnings, vague): rows of every surviving WEAK definition that is a weak default
+    (info, rendered in bulk), warnings for the ones the user said must be overridden, and the
+    C++ vague-linkage rows left out (row -> reason). A weak definition keeps STB_WEAK in the
+    linked .symtab, while a strong override replaces it outright. A symbol named by
+    --expect-override is always checked, vague linkage or not."""
     rows = table.rows_with_binding(S.STB_WEAK)
     warnings = []
     if expect_override and rows:
@@ -71,18 +81,29 @@ def weak_defaults(table, expect_override: frozenset[str]) -> tuple[list[int], li
                                     weak_message(names[k]) + ", but it must be overridden",
                                     expectation=True))
         rows = [r for k, r in enumerate(rows) if k not in hit]
-    return rows, warnings
+    vague: dict[int, str] = {}
+    mangled = set(table.mangled_rows) if rows else set()
+    candidates = [r for r in rows if r in mangled]
+    facts.prefetch(candidates)
+    for r in candidates:
+        if (why := facts.vague_linkage(r)) is not None:
+            vague[r] = why
+    if vague:
+        rows = [r for r in rows if r not in vague]
+    return rows, warnings, vague
 
 
 def _same_kind(type_a: int, type_b: int) -> bool:
     return type_a == type_b or S.STT_NOTYPE in (type_a, type_b)
 
 
-def near_misses(table) -> list[Finding]:
+def near_misses(table, facts: CxxFacts) -> list[Finding]:
     """WEAK vs GLOBAL definitions whose demangled unqualified names match while the raw
     names differ: an `extern "C"` weak default and a namespaced C++ override are two
-    different symbols to ld, so the override silently replaces nothing (§4 namespace pitfall).
-    Both must be of the same kind (object, function) or one untyped."""
+    different symbols to ld, so the override silently replaces nothing. Both must be of the
+    same kind (object, function) or one untyped, and the pair must be a plausible override
+    (CxxFacts.override_mismatch: not a class member, vague linkage, a template, or two
+    functions of different signatures)."""
     c = table.cols
     if not table.rows_with_binding(S.STB_WEAK):
         return []
@@ -103,13 +124,34 @@ def near_misses(table) -> list[Finding]:
         by_mangled, mangled = table.shared_rows(weak_mangled, True,
                                                 table.rows_where(S.STB_GLOBAL, mangled=True), True)
         by_name = dict(zip(table.raw_names(plain), plain))
-        by_tail: dict[bytes, list[int]] = {}
-        for t, g in zip(table.mangled_tails_of(mangled), mangled):
-            by_tail.setdefault(t, []).append(g)
         weak = sorted({*by_plain, *by_mangled})
-        for w, t in zip(weak, table.mangled_tails_of(weak)):
-            pairs += [(w, g) for g in [by_name.get(t), *by_tail.get(t, ())] if g is not None]
-    return [_near_miss(table, w, g) for w, g in pairs if _same_kind(c.type[w], c.type[g])]
+        weak_tails = table.mangled_tails_of(weak)
+        by_tail = _pairable_by_tail(table, facts, mangled, set(weak_tails))
+        for w, t in zip(weak, weak_tails):
+            if (g := by_name.get(t)) is not None:
+                pairs.append((w, g))
+            if t in by_tail and facts.pairable(w, weak=True):
+                pairs += [(w, g) for g in by_tail[t].get(facts.signature(w), ())]
+    out = []
+    for w, g in pairs:
+        if _same_kind(c.type[w], c.type[g]) and (why := facts.override_mismatch(w, g)):
+            out.append(_near_miss(table, w, g, why))
+    return out
+
+
+def _pairable_by_tail(table, facts: CxxFacts, rows, tails: set[bytes]
+                      ) -> dict[bytes, dict[tuple, list[int]]]:
+    """Strong C++ rows whose unqualified name is one of `tails` and that can be a near
+    miss's strong side (CxxFacts.pairable), by unqualified name and signature. Filtering
+    before pairing keeps the pairs linear: a hundred classes' `reset` methods against a
+    hundred others' would otherwise make ten thousand."""
+    keep = [(t, g) for t, g in zip(table.mangled_tails_of(rows), rows) if t in tails]
+    facts.prefetch([g for _, g in keep])
+    out: dict[bytes, dict[tuple, list[int]]] = {}
+    for t, g in keep:
+        if facts.pairable(g, weak=False):
+            out.setdefault(t, {}).setdefault(facts.signature(g), []).append(g)
+    return out
 
 
 def _both(name: str) -> str:
@@ -117,12 +159,12 @@ def _both(name: str) -> str:
     return name if pretty == name else f"{pretty} ({name})"
 
 
-def _near_miss(table, weak_row: int, strong_row: int) -> Finding:
+def _near_miss(table, weak_row: int, strong_row: int, why: str) -> Finding:
     weak, strong = table.names([weak_row, strong_row])
     return Finding(NEAR_MISS_OVERRIDE, "warning", weak,
                    f"weak {_both(weak)} and strong {_both(strong)} "
                    "share an unqualified name but are different symbols to ld: the strong one "
-                   "overrides nothing (C++ namespace or extern \"C\" mismatch)")
+                   f"overrides nothing ({why})")
 
 
 def pointer_outside(query, region: str) -> Finding | None:

@@ -1,8 +1,9 @@
 """Memory regions: named address ranges every address is placed in.
 
 Three sources, best first: the map file's "Memory Configuration" (the linker script's MEMORY
-command, as ld printed it), a board preset from npu/data/soc.toml (the Corstone MEMORY blocks of
-executorch_ethosu.md §3), or the image's PT_LOAD program headers.
+command, as ld printed it), a board preset from npu/data/soc.toml (the Corstone MEMORY blocks),
+or the image itself: its PT_LOAD program headers, and its section headers where the segments
+do not reach (see `from_image`).
 """
 from __future__ import annotations
 
@@ -11,6 +12,9 @@ from collections import namedtuple
 from functools import cached_property, partial
 
 from weaklink.errors import InputError
+from weaklink.read import elfstructs as S
+
+SHF_TLS = 0x400                 # a thread-local section (its NOBITS template takes no memory)
 
 # ld prints the catch-all region it uses for sections without `> REGION` (ldlang.c).
 LD_DEFAULT_REGION = "*default*"
@@ -135,3 +139,51 @@ def from_segments(image) -> RegionMap:
     return RegionMap(regions, "segments")
 
 
+
+
+def from_image(image) -> RegionMap:
+    """Regions of an image without a map or a board: one per PT_LOAD segment (from_segments),
+    plus regions from the section headers for the allocated sections no segment holds.
+
+    Segments alone miss memory: a linker script's PHDRS may put sections in a PT_NULL
+    segment or none (ExecuTorch's Corstone scripts place .bss, the heap, the stack and the
+    NOLOAD scratch and arena sections `:null`), and a segment spans the virtual addresses of
+    its first sections only when the others' load addresses follow (`.data : AT(...)`).
+    Those sections are grouped where they touch (the next starts within its alignment of
+    the previous end) and each group is named after its sections, `.data+.bss`. TLS
+    templates (.tbss) take no memory at their address and are left out."""
+    base = from_segments(image)
+    loose = []                  # (start, end, alignment, name, flags) of each section outside
+    for i, sh in enumerate(image.elf.shdrs):
+        if not sh.sh_flags & S.SHF_ALLOC or not sh.sh_size:
+            continue
+        if sh.sh_flags & SHF_TLS and sh.sh_type == S.SHT_NOBITS:
+            continue
+        inside = base.locate([sh.sh_addr])[0]
+        if inside < 0 or sh.sh_addr + sh.sh_size > base.regions[inside].end:
+            loose.append((sh.sh_addr, sh.sh_addr + sh.sh_size, max(sh.sh_addralign, 1),
+                          image.elf.section_names[i], sh.sh_flags))
+    if not loose:
+        return base
+    groups: list[list] = []
+    for start, end, align, name, flags in sorted(loose):
+        last = groups[-1] if groups else None
+        if last is not None and start <= _align_up(last[1], align):
+            last[1] = max(last[1], end)
+            last[2].append(name)
+            last[3] |= flags
+        else:
+            groups.append([start, end, [name], flags])
+    extra = tuple(Region("+".join(names), start, end - start, _section_attributes(flags))
+                  for start, end, names, flags in groups)
+    return RegionMap(tuple(sorted(base.regions + extra, key=lambda r: r.origin)),
+                     "segments+sections")
+
+
+def _align_up(value: int, align: int) -> int:
+    return -(-value // align) * align
+
+
+def _section_attributes(flags: int) -> str:
+    """`r`, `w`, `x` from SHF_WRITE and SHF_EXECINSTR (an allocated section is readable)."""
+    return "r" + ("w" if flags & S.SHF_WRITE else "") + ("x" if flags & S.SHF_EXECINSTR else "")

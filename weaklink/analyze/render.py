@@ -28,6 +28,16 @@ def _regions(report: AnalysisReport) -> list[str]:
             *_table(("NAME", "ORIGIN", "LENGTH", "USED", "USE%"), rows)]
 
 
+def _target(p) -> str:
+    """`symbol+offset (region)`, or `region+offset` when no symbol holds the target; a
+    target outside every known region says so."""
+    where = p.symbol or p.region
+    text = f"{where}+{p.offset:#x}"
+    if p.symbol:
+        text += f" ({p.region or 'no known region'})"
+    return text
+
+
 def _queried(report: AnalysisReport) -> list[str]:
     if not report.queried:
         return []
@@ -37,8 +47,7 @@ def _queried(report: AnalysisReport) -> list[str]:
             rows.append((q.name, "not found", *([None] * 7)))
             continue
         p = q.points_to
-        target = None if p is None else (
-            f"{p.symbol or p.region}+{p.offset:#x}" + (f" ({p.region})" if p.symbol else ""))
+        target = None if p is None else _target(p)
         rows.append((q.name, q.binding, _hex(q.address), q.size, q.section, q.region,
                      _hex(q.value) if q.value is not None else None, target, q.defined_in))
     return ["", "queried", *_table(("SYMBOL", "BINDING", "ADDRESS", "SIZE", "SECTION", "REGION",
@@ -54,6 +63,10 @@ def _findings(report: AnalysisReport) -> list[str]:
                               if rows else [] if hidden else ["  none"])
     if hidden:
         out.append(f"  ({hidden} weak-default-survived infos not listed; --json lists them)")
+    if report.vague:
+        out.append(f"  ({len(report.vague)} weak C++ vague-linkage definitions left out: "
+                   "inline functions and methods, vtables, typeinfo, template instantiations, "
+                   "guard variables; --json lists them under vague_linkage)")
     return out
 
 

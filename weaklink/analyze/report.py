@@ -59,7 +59,7 @@ class AnalysisReport:
                  usage: dict[str, RegionUse], table: SymbolTable, queried: dict[str, Query],
                  findings: tuple[Finding, ...], weak_rows: list[int],
                  defined_in: dict[int, str] | None = None, demangling: Demangling | None = None,
-                 notes: tuple[str, ...] = ()):
+                 notes: tuple[str, ...] = (), vague: dict[int, str] | None = None):
         self.file, self.machine, self.entry = file, machine, entry
         self.regions, self.usage, self.table, self.queried = regions, usage, table, queried
         self.findings = findings            # errors and warnings, and infos not in weak_rows
@@ -67,6 +67,7 @@ class AnalysisReport:
         self.defined_in = defined_in or {}  # .symtab index → unit
         self.demangling = demangling
         self.notes = notes                  # checks that could not run, and why
+        self.vague = vague or {}            # weak C++ vague-linkage rows left out -> reason
 
     @property
     def exit_code(self) -> int:
@@ -109,7 +110,15 @@ class AnalysisReport:
         between = b", " if findings and self.weak_rows else b""
         return chain([first], symbols,
                      [b', "queried": ', queried, b', "findings": [', findings, between],
-                     weak, [b"]}\n"])
+                     weak, [b'], "vague_linkage": ', self._vague_json(), b"}\n"])
+
+    def _vague_json(self) -> bytes:
+        """The weak definitions weak-default-survived leaves out: C++ vague linkage, with
+        the evidence (weaklink.analyze.cxxlinkage)."""
+        rows = list(self.vague)
+        names = self.table.names(rows)
+        return json.dumps([{"symbol": n, "reason": self.vague[r]}
+                           for n, r in zip(names, rows)]).encode()
 
 
 # The same text as findings.weak_message, with the name and the demangled name filled in.

@@ -131,6 +131,16 @@ class SymbolTable:
     def raw_names(self, rows) -> list[bytes]:
         return [self.raw[r] for r in rows]
 
+    def demangled_names(self, rows) -> list[str]:
+        """Demangled names of some mangled rows (each must be in `mangled_rows`)."""
+        where, lines = self._mangled_position, self.start_demangling().lines()
+        return [lines[where[r]].decode("utf-8", "replace") for r in rows]
+
+    def demangled_text(self) -> bytes:
+        """Every mangled row's demangled name, one per line (weaklink.analyze.cxxlinkage
+        scans it for the names used as types)."""
+        return b"\n".join(self.start_demangling().lines())
+
     def shared_rows(self, a_rows, a_tails: bool, b_rows, b_tails: bool):
         """(rows of a, rows of b) that may share a key (raw name, or with `*_tails` the
         unqualified name of a mangled row) with the other side: here all of them (sets of
@@ -201,7 +211,10 @@ class SymbolTable:
     def _defined_in_column(self, defined_in: dict[int, str]) -> list[bytes]:
         out = [b"null"] * len(self.cols)
         if defined_in:
-            wanted = set(defined_in)
+            wanted, texts = set(defined_in), {}
             for k in compress(range(len(out)), map(wanted.__contains__, self.cols.index)):
-                out[k] = json.dumps(defined_in[self.cols.index[k]]).encode()
+                unit = defined_in[self.cols.index[k]]
+                if unit not in texts:                  # a unit defines many symbols
+                    texts[unit] = json.dumps(unit).encode()
+                out[k] = texts[unit]
         return out

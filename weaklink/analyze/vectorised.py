@@ -153,6 +153,19 @@ class VectorisedTable(SymbolTable):
         ks = np.searchsorted(self._mangled, np.asarray(rows, np.int64))
         return _cut(buf, start[ks], length[ks])
 
+    @cached_property
+    def _demangled_spans(self) -> tuple[np.ndarray, np.ndarray]:
+        return _line_spans(self._demangled_text)
+
+    def demangled_names(self, rows) -> list[str]:
+        starts, ends = self._demangled_spans
+        ks = np.searchsorted(self._mangled, np.asarray(rows, np.int64))
+        return [n.decode("utf-8", "replace")
+                for n in _cut(self._demangled_text, starts[ks], (ends - starts)[ks])]
+
+    def demangled_text(self) -> bytes:
+        return self._demangled_text
+
     def raw_names(self, rows) -> list[bytes]:
         rows = np.asarray(rows, np.int64)
         return _cut(self.image.strtab, self.cols.name_off[rows], self.cols.name_len[rows])
@@ -296,9 +309,14 @@ class VectorisedTable(SymbolTable):
         ids = np.zeros(len(self.cols), np.int64)
         texts = [b"null"]
         index = self.cols.index                        # ascending .symtab positions
-        for sym, unit in defined_in.items():
-            k = int(np.searchsorted(index, sym))
-            if k < len(index) and index[k] == sym:
-                ids[k] = len(texts)
-                texts.append(json.dumps(unit).encode())
+        if defined_in:
+            syms = np.fromiter(defined_in, np.int64, len(defined_in))
+            at = np.minimum(np.searchsorted(index, syms), max(len(index) - 1, 0))
+            hit = (index[at] == syms) if len(index) else np.zeros(len(syms), bool)
+            units, known = list(defined_in.values()), {}
+            for k, j in zip(at[hit].tolist(), np.flatnonzero(hit).tolist()):
+                if units[j] not in known:              # a unit defines many symbols
+                    known[units[j]] = len(texts)
+                    texts.append(json.dumps(units[j]).encode())
+                ids[k] = known[units[j]]
         return Table(tuple(texts), ids)
