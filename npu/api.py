@@ -111,9 +111,6 @@ def run(model: Model | str | Path | bytes, *, accelerator: str, system_config: s
     model input) go where Vela placed them and ``result.functional.outputs`` holds the outputs."""
     model = model if isinstance(model, Model) else load_model(model)
     acc = _accel(accelerator)
-    if functional and acc.is_u85:
-        from npu.functional import U85_REFUSAL
-        raise InputError(model.path, U85_REFUSAL)
     ini = load_vela_ini(vela_ini)
     sysconf, mode = ini.system_config(system_config), ini.memory_mode(memory_mode)
     board = load_soc(soc or default_soc(acc))

@@ -1,10 +1,10 @@
-"""Functional Ethos-U55/U65 emulation: the bytes an inference computes.
+"""Functional Ethos-U emulation: the bytes an inference computes.
 
 ``run_functional(model, accelerator, placement, inputs)`` backs every region with bytes at
 its base address (overlapping regions share bytes), loads the model's weights into region
 0 and the inputs where Vela placed them, executes the command stream, and reads the
-outputs back. Ethos-U85 weight streams use a format Vela ships no decoder for, so U85
-models are refused with one line.
+outputs back. Ethos-U55/U65 streams run on :class:`Engine`, Ethos-U85 streams on
+:class:`U85Engine` (its weight order, weight formats, output stage and chaining).
 """
 from __future__ import annotations
 
@@ -15,11 +15,9 @@ import numpy as np
 from npu.errors import InputError
 from npu.functional.engine import Engine
 from npu.functional.memory import Access, AddressSpace
+from npu.functional.u85_engine import U85Engine
 
-__all__ = ["FunctionalRun", "run_functional", "U85_REFUSAL"]
-
-U85_REFUSAL = ("--functional: Ethos-U85 weight streams have no documented format "
-               "(Vela ships a decoder for Ethos-U55/U65 streams only); functional runs need U55 or U65")
+__all__ = ["FunctionalRun", "run_functional"]
 DTYPE = {1: np.int8, 2: np.int16, 4: np.int32}
 
 
@@ -69,9 +67,7 @@ def _one_blas_thread():
 
 def run_functional(model, accelerator, placement: dict[int, tuple[int, int]], inputs) -> FunctionalRun:
     """placement: region -> (base address, size in bytes)."""
-    if accelerator.is_u85:
-        raise InputError(model.path, U85_REFUSAL)
-    if accelerator.cores > 1:
+    if accelerator.cores > 1 and not accelerator.is_u85:
         raise InputError(model.path, f"--functional: {accelerator.name} splits weights across {accelerator.cores} "
                                      "cores; the functional engine models single-core configs")
     if model.weight_data is None or not model.inputs or not model.outputs:
@@ -86,14 +82,44 @@ def run_functional(model, accelerator, placement: dict[int, tuple[int, int]], in
         raise InputError(model.path, e.what, e.offset) from None
 
 
+def _read_only_end(commands) -> int:
+    """The furthest byte of region 0 the stream reads (weights, scales, DMA sources). Vela 5.2.0
+    leaves the trailing zero bytes of the read-only area out of its output (every U85 compile's
+    weight_data ends with a nonzero byte; the fast-format weight stream at its end is programmed
+    up to 132 bytes further, over the encoder's zero padding): those bytes read as zeros."""
+    regs: dict[str, dict] = {}
+    end = 0
+    for cmd in commands:
+        name = cmd.command
+        if name.startswith("NPU_SET_"):
+            regs[name] = cmd.fields
+            continue
+        if name in ("NPU_OP_CONV", "NPU_OP_DEPTHWISE"):
+            for stream, suffixes in (("WEIGHT", ("", "1", "2", "3")), ("SCALE", ("",))):
+                if regs.get(f"NPU_SET_{stream}_REGION", {}).get("region", 0) == 0:
+                    for sfx in suffixes:
+                        length = regs.get(f"NPU_SET_{stream}{sfx}_LENGTH", {}).get("length", 0)
+                        if length:
+                            end = max(end, regs.get(f"NPU_SET_{stream}{sfx}_BASE", {}).get("addr", 0) + length)
+        elif name == "NPU_OP_DMA_START" and regs.get("NPU_SET_DMA0_SRC_REGION", {}).get("region", 0) == 0:
+            length = regs.get("NPU_SET_DMA0_LEN", {})
+            end = max(end, regs.get("NPU_SET_DMA0_SRC", {}).get("addr", 0) + length.get("addr", length.get("length", 0)))
+    return end
+
+
 def _run(model, accelerator, placement, inputs) -> FunctionalRun:
     sizes = {r: size for r, (_, size) in placement.items()}
     sizes[0] = max(sizes.get(0, 0), len(model.weight_data))
+    if accelerator.is_u85:
+        sizes[0] = max(sizes[0], _read_only_end(model.commands))
     mem = AddressSpace.build({r: a for r, (a, _) in placement.items()}, sizes)
     if model.weight_data:
         mem.load(0, 0, model.weight_data, "weights")
     _place_inputs(mem, model, inputs, model.path)
-    engine = Engine(model.commands, mem, accelerator.ofm_ublock[2], model.path, accelerator.shram_kb)
+    if accelerator.is_u85:
+        engine = U85Engine(model.commands, mem, accelerator, model.path)
+    else:
+        engine = Engine(model.commands, mem, accelerator.ofm_ublock[2], model.path, accelerator.shram_kb)
     with _one_blas_thread():
         engine.run()
     return FunctionalRun(_read_outputs(mem, model), tuple(mem.writes), engine.kernels, tuple(mem.reads))
