@@ -204,7 +204,8 @@ class U85Engine(Engine):
         oh, ow, oc = geo.ofm_shape
         mode = _tail(cmd.fields.get("pooling_mode", ""), "POOLING_MODE_")
         if mode not in POOLS:
-            raise InputError(self.path, f"{what}: pooling mode {mode or '?'} is not modelled", cmd.offset)
+            raise InputError(self.path, f"{what}: pooling mode {cmd.fields.get('pooling_mode') or '?'} "
+                                        "is not modelled", cmd.offset)
         x = x[:, :, :oc]
         scale, shift, rmode, dbl = self._scale_reg(regs, "OFM", what, cmd)
         if mode == "MAX":
@@ -234,7 +235,8 @@ class U85Engine(Engine):
     def _elementwise(self, regs, cmd, geo, what):
         mode = _tail(cmd.fields.get("elementwise_mode", ""), "ELEMENTWISE_MODE_")
         if mode not in ELEMENTWISE:
-            raise InputError(self.path, f"{what}: elementwise mode {mode or '?'} is not modelled", cmd.offset)
+            raise InputError(self.path, f"{what}: elementwise mode {cmd.fields.get('elementwise_mode') or '?'} "
+                                        "is not modelled", cmd.offset)
         a = rescale(self._operand(regs, "IFM", geo, what, cmd), *self._scale_reg(regs, "IFM", what, cmd))
         b = rescale(self._operand(regs, "IFM2", geo, what, cmd), *self._scale_reg(regs, "IFM2", what, cmd))
         a, b = np.broadcast_arrays(a, b)
