@@ -134,7 +134,10 @@ VARIANTS = tuple(
 # The deep network: its region 1 holds data that later operations read back.
 TARGETS["u65"] = Target("u65", "corstone-300", "ethos-u65-256", "Ethos_U65_High_End", "Dedicated_Sram",
                         True, 0x100000, 0x60000, "deep")
-CORRUPTION_VARIANTS = (Variant("weak", "aliasing", "u65"),)
+# The same runner on U85 Dedicated_Sram_384KB (corstone-320's board, checked on "shared-bus" too).
+TARGETS["u85deep"] = Target("u85deep", "corstone-320", "ethos-u85-256", "Ethos_U85_SYS_DRAM_Mid",
+                            "Dedicated_Sram_384KB", True, 0x4000000, 0x60000, "deep")
+CORRUPTION_VARIANTS = (Variant("weak", "aliasing", "u65"), Variant("weak", "aliasing", "u85deep"))
 CORRUPTION_SOC = "shared-bus"
 
 
@@ -252,7 +255,7 @@ def _compiles(target: Target, root: Path, blob: Path) -> dict[str, _Compile]:
         "runner-custom": _Compile(src / "runners/custom.cpp", obj / "runner-custom.o",
                                   tuple(_target_defines(target))),
     }
-    if target.name == "u65":
+    if target.name in {v.target for v in CORRUPTION_VARIANTS}:
         units["runner-aliasing"] = _Compile(src / "runners/aliasing.cpp", obj / "runner-aliasing.o",
                                             tuple(_target_defines(target)))
     for backend in BACKENDS:
