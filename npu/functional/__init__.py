@@ -107,7 +107,9 @@ def _read_only_end(commands) -> int:
     return end
 
 
-def _run(model, accelerator, placement, inputs) -> FunctionalRun:
+def prepare(model, accelerator, placement, inputs):
+    """The address space with the weights and inputs loaded, and the engine that will run the
+    stream on it: (AddressSpace, Engine or U85Engine)."""
     sizes = {r: size for r, (_, size) in placement.items()}
     sizes[0] = max(sizes.get(0, 0), len(model.weight_data))
     if accelerator.is_u85:
@@ -117,9 +119,12 @@ def _run(model, accelerator, placement, inputs) -> FunctionalRun:
         mem.load(0, 0, model.weight_data, "weights")
     _place_inputs(mem, model, inputs, model.path)
     if accelerator.is_u85:
-        engine = U85Engine(model.commands, mem, accelerator, model.path)
-    else:
-        engine = Engine(model.commands, mem, accelerator.ofm_ublock[2], model.path, accelerator.shram_kb)
+        return mem, U85Engine(model.commands, mem, accelerator, model.path)
+    return mem, Engine(model.commands, mem, accelerator.ofm_ublock[2], model.path, accelerator.shram_kb)
+
+
+def _run(model, accelerator, placement, inputs) -> FunctionalRun:
+    mem, engine = prepare(model, accelerator, placement, inputs)
     with _one_blas_thread():
         engine.run()
     return FunctionalRun(_read_outputs(mem, model), tuple(mem.writes), engine.kernels, tuple(mem.reads))

@@ -78,7 +78,7 @@ def rescale(v: np.ndarray, scale, shift, mode: str, dbl_rnd: int = 0) -> np.ndar
     if mode == "NATURAL":
         rnd = half
     elif mode == "SYMMETRIC":
-        rnd = half - negative
+        rnd = half - (negative & (shift > 0))          # shift 0 leaves nothing to round
     elif mode == "TRUNCATE_TO_ZERO":
         rnd = np.where(negative, (np.int64(1) << shift) - 1, 0)
     else:
