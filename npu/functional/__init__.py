@@ -16,6 +16,7 @@ from npu.errors import InputError
 from npu.functional.engine import Engine
 from npu.functional.memory import Access, AddressSpace
 from npu.functional.u85_engine import U85Engine
+from npu.readonly import read_only_size
 
 __all__ = ["FunctionalRun", "run_functional"]
 DTYPE = {1: np.int8, 2: np.int16, 4: np.int32}
@@ -82,38 +83,13 @@ def run_functional(model, accelerator, placement: dict[int, tuple[int, int]], in
         raise InputError(model.path, e.what, e.offset) from None
 
 
-def _read_only_end(commands) -> int:
-    """The furthest byte of region 0 the stream reads (weights, scales, DMA sources). Vela 5.2.0
-    leaves the trailing zero bytes of the read-only area out of its output (every U85 compile's
-    weight_data ends with a nonzero byte; the fast-format weight stream at its end is programmed
-    up to 132 bytes further, over the encoder's zero padding): those bytes read as zeros."""
-    regs: dict[str, dict] = {}
-    end = 0
-    for cmd in commands:
-        name = cmd.command
-        if name.startswith("NPU_SET_"):
-            regs[name] = cmd.fields
-            continue
-        if name in ("NPU_OP_CONV", "NPU_OP_DEPTHWISE"):
-            for stream, suffixes in (("WEIGHT", ("", "1", "2", "3")), ("SCALE", ("",))):
-                if regs.get(f"NPU_SET_{stream}_REGION", {}).get("region", 0) == 0:
-                    for sfx in suffixes:
-                        length = regs.get(f"NPU_SET_{stream}{sfx}_LENGTH", {}).get("length", 0)
-                        if length:
-                            end = max(end, regs.get(f"NPU_SET_{stream}{sfx}_BASE", {}).get("addr", 0) + length)
-        elif name == "NPU_OP_DMA_START" and regs.get("NPU_SET_DMA0_SRC_REGION", {}).get("region", 0) == 0:
-            length = regs.get("NPU_SET_DMA0_LEN", {})
-            end = max(end, regs.get("NPU_SET_DMA0_SRC", {}).get("addr", 0) + length.get("addr", length.get("length", 0)))
-    return end
-
-
 def prepare(model, accelerator, placement, inputs):
     """The address space with the weights and inputs loaded, and the engine that will run the
     stream on it: (AddressSpace, Engine or U85Engine)."""
     sizes = {r: size for r, (_, size) in placement.items()}
     sizes[0] = max(sizes.get(0, 0), len(model.weight_data))
     if accelerator.is_u85:
-        sizes[0] = max(sizes[0], _read_only_end(model.commands))
+        sizes[0] = max(sizes[0], read_only_size(model))     # Vela's dropped trailing zeros
     mem = AddressSpace.build({r: a for r, (a, _) in placement.items()}, sizes)
     if model.weight_data:
         mem.load(0, 0, model.weight_data, "weights")
