@@ -22,6 +22,9 @@ Facts (ethos-u-vela 5.2.0 sources):
 """
 from __future__ import annotations
 
+import functools
+from dataclasses import dataclass
+
 import numpy as np
 
 from npu.errors import InputError
@@ -62,28 +65,74 @@ def mode_name(field: str) -> str:
     return field
 
 
+@dataclass(frozen=True)
+class Rounding:
+    """One scaling, ready to apply: ``(v * scale + add) >> shift`` with ``add`` = ``rnd`` for
+    v >= 0 and ``rnd - neg`` below zero. Per-channel values are arrays over the last axis."""
+    scale: object
+    shift: object
+    rnd: object
+    neg: object
+    identity: bool = False
+
+    def __call__(self, v: np.ndarray) -> np.ndarray:
+        if self.identity:
+            return v
+        prod = v * self.scale
+        if self.rnd is not None:
+            prod += self.rnd
+        if self.neg is not None:
+            np.subtract(prod, self.neg, out=prod, where=v < 0)
+        prod >>= self.shift
+        return prod
+
+
+def _uniform(a: np.ndarray):
+    """A per-channel array whose values are all equal, as one int (numpy broadcasts a scalar
+    faster)."""
+    return int(a.flat[0]) if a.size and (a == a.flat[0]).all() else a
+
+
+def rounding(scale, shift, mode: str, dbl_rnd: int = 0) -> Rounding:
+    if mode not in MODES:
+        raise ValueError(mode)
+    scale = np.asarray(scale, dtype=np.int64)
+    shift = np.asarray(shift, dtype=np.int64)
+    half = np.where(shift > 0, np.int64(1) << np.maximum(shift - 1, 0), 0)
+    zero = np.zeros_like(half)
+    if mode == "TRUNCATE_TO_LOWER":
+        rnd, neg = zero, zero
+    elif mode == "NATURAL":
+        rnd, neg = half, zero
+    elif mode == "SYMMETRIC":
+        rnd, neg = half, (shift > 0).astype(np.int64)          # shift 0 leaves nothing to round
+    elif mode == "TRUNCATE_TO_ZERO":
+        rnd, neg = zero, -((np.int64(1) << shift) - 1)
+    else:
+        d = np.where(shift > 31 - dbl_rnd, np.int64(1) << (30 - dbl_rnd), 0)
+        rnd, neg = half + d, (2 * d if mode == "DOUBLE_SYMMETRIC" else zero)
+    scale, shift, rnd, neg = (_uniform(a) for a in (scale, shift, rnd, neg))
+    identity = isinstance(scale, int) and scale == 1 and isinstance(shift, int) and shift == 0
+    return Rounding(scale, shift, None if isinstance(rnd, int) and rnd == 0 else rnd,
+                    None if isinstance(neg, int) and neg == 0 else neg, identity)
+
+
+@functools.lru_cache(maxsize=4096)
+def global_rounding(scale: int, shift: int, mode: str, dbl_rnd: int = 0) -> Rounding:
+    """A register's scaling (OFM_SCALE, IFM_SCALE, IFM2_SCALE), built once."""
+    return rounding(scale, shift, mode, dbl_rnd)
+
+
+@functools.lru_cache(maxsize=1024)
+def channel_scaling(stream: bytes, channels: int, acc48: bool, mode: str, dbl_rnd: int,
+                    where: str) -> tuple[np.ndarray, Rounding]:
+    """(bias, rounding) of a scale stream under the OFM rounding mode, built once per stream."""
+    bias, scale, shift = decode_scales(stream, channels, acc48, where)
+    bias.flags.writeable = False
+    return bias, rounding(scale, shift, mode, dbl_rnd)
+
+
 def rescale(v: np.ndarray, scale, shift, mode: str, dbl_rnd: int = 0) -> np.ndarray:
     """(v * scale + round) >> shift for each element (int64 in and out); scale and shift may
     be per-channel arrays broadcasting against v's last axis."""
-    if mode not in MODES:
-        raise ValueError(mode)
-    v = np.asarray(v, dtype=np.int64)
-    scale = np.asarray(scale, dtype=np.int64)
-    shift = np.asarray(shift, dtype=np.int64)
-    prod = v * scale
-    if mode == "TRUNCATE_TO_LOWER":
-        return prod >> shift
-    half = np.where(shift > 0, np.int64(1) << np.maximum(shift - 1, 0), 0)
-    negative = v < 0
-    if mode == "NATURAL":
-        rnd = half
-    elif mode == "SYMMETRIC":
-        rnd = half - (negative & (shift > 0))          # shift 0 leaves nothing to round
-    elif mode == "TRUNCATE_TO_ZERO":
-        rnd = np.where(negative, (np.int64(1) << shift) - 1, 0)
-    else:
-        d = np.where(shift > 31 - dbl_rnd, np.int64(1) << (30 - dbl_rnd), 0)
-        rnd = half + (np.where(negative, -d, d) if mode == "DOUBLE_SYMMETRIC" else d)
-    prod += rnd
-    prod >>= shift
-    return prod
+    return rounding(scale, shift, mode, dbl_rnd)(np.array(v, dtype=np.int64))
