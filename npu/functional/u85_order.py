@@ -108,6 +108,8 @@ class U85Traversal:
                     f"{INTERLEAVE} channels")
         if self.ifm_ublock % self.ifm_step:
             return f"IFM micro-block depth {self.ifm_ublock} is not a multiple of {self.ifm_step}"
+        if self.kind == DEPTHWISE and self.sparse:
+            return "2:4 sparsity on depthwise weights (Vela never encodes it)"
         return None
 
 

@@ -126,6 +126,9 @@ def _decode(streams, fast, t, where, lengths) -> np.ndarray:
 def _values(streams, fast, t, where, lengths) -> list[tuple[np.ndarray, np.ndarray]]:
     """(order, values) of each stream."""
     if fast:
+        if t.kind == "depthwise":
+            raise InputError(None, f"{where}: fast-format depthwise weights (Vela encodes depthwise weights in "
+                                   "the default format only)")
         order = fast_order(t)
         _, width, _, _ = fast_header(streams[0], where)
         expect = -(-fast_length(len(order), width) // 16) * 16

@@ -172,3 +172,14 @@ def test_mutated_weight_streams_are_a_result_or_one_line(generator, model_cache,
         _one_line(e)
         return
     assert result.outputs and result.outputs[0].dtype == np.int8
+
+
+@pytest.mark.parametrize("fields,message", [
+    ({"weight_format": "WEIGHT_FORMAT_FWD"}, "fast-format depthwise weights"),
+    ({"weight_sparsity": "WEIGHT_SPARSITY_SPARSE_2_4"}, "2:4 sparsity on depthwise weights"),
+])
+def test_weight_formats_vela_never_writes_for_depthwise(generator, model_cache, fields, message):
+    model, _ = _model(generator, model_cache, "op_depthwise", "ethos-u85-256", "Sram_Only")
+    with pytest.raises(InputError) as e:
+        _run(_with_fields(model, "NPU_SET_WEIGHT_FORMAT", **fields), "ethos-u85-256")
+    assert message in _one_line(e.value)
