@@ -16,7 +16,8 @@ from npu.errors import InputError
 from npu.functional.engine import Engine
 from npu.functional.memory import Access, AddressSpace
 from npu.functional.u85_engine import U85Engine
-from npu.readonly import read_only_size
+from npu.functional.u85_plan import stream_cache
+from npu.readonly import read_only_end
 
 __all__ = ["FunctionalRun", "run_functional"]
 DTYPE = {1: np.int8, 2: np.int16, 4: np.int32}
@@ -88,8 +89,11 @@ def prepare(model, accelerator, placement, inputs):
     stream on it: (AddressSpace, Engine or U85Engine)."""
     sizes = {r: size for r, (_, size) in placement.items()}
     sizes[0] = max(sizes.get(0, 0), len(model.weight_data))
-    if accelerator.is_u85:
-        sizes[0] = max(sizes[0], read_only_size(model))     # Vela's dropped trailing zeros
+    if accelerator.is_u85:                      # Vela's dropped trailing zeros (npu.readonly)
+        cache = stream_cache(model.commands)
+        if cache.read_only_end is None:
+            cache.read_only_end = read_only_end(model.commands)
+        sizes[0] = max(sizes[0], cache.read_only_end)
     mem = AddressSpace.build({r: a for r, (a, _) in placement.items()}, sizes)
     if model.weight_data:
         mem.load(0, 0, model.weight_data, "weights")

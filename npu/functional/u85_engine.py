@@ -20,7 +20,7 @@ from npu.functional.engine import Engine
 from npu.functional.kernels.conv import conv2d, depthwise2d
 from npu.functional.kernels.pool import max_pool, sum_pool
 from npu.functional.u85_output import channel_scaling
-from npu.functional.u85_plan import Operand, Plan, Planner, plans_for
+from npu.functional.u85_plan import Operand, Plan, Planner, stream_cache
 from npu.functional.u85_weights import decode_u85
 
 LUT_RAM = 2048            # ArchEthosU85: lutram of 2048 bytes, LUT_SLOT_SIZE 256
@@ -34,7 +34,7 @@ class U85Engine(Engine):
         self.shram = np.zeros(LUT_RAM, dtype=np.uint8)     # the LUT RAM: Engine._dma's internal target
         self.chain: dict[int, np.ndarray] = {}
         self.planner = Planner(accelerator, path)
-        self.plans = plans_for(commands)
+        self.plans = stream_cache(commands).plans
         self.decoded: list = []               # with record_weights: (offset, traversal, fast, streams, lengths, w)
         self.record_weights = False
 

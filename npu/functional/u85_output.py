@@ -78,11 +78,14 @@ class Rounding:
     def __call__(self, v: np.ndarray) -> np.ndarray:
         if self.identity:
             return v
+        if self.neg is not None:
+            below = v >> 63                  # -1 below zero, else 0: a mask for `neg`
+            below &= self.neg
         prod = v * self.scale
         if self.rnd is not None:
             prod += self.rnd
         if self.neg is not None:
-            np.subtract(prod, self.neg, out=prod, where=v < 0)
+            prod -= below
         prod >>= self.shift
         return prod
 

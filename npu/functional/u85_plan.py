@@ -1,8 +1,8 @@
 """What an Ethos-U85 kernel operation does, read from the registers once.
 
 The register state at an operation is a function of the command stream before it, so a plan
-is built the first time an operation runs and kept with the stream (:func:`plans_for`); running
-the stream again only moves bytes. Facts (ethos-u-vela 5.2.0, ``ethos_u85_register_cs_generator.cpp``):
+is built the first time an operation runs and kept with the stream (:func:`stream_cache`);
+running the stream again only moves bytes. Facts (ethos-u-vela 5.2.0, ``ethos_u85_register_cs_generator.cpp``):
 - ``KERNEL_HEIGHT/WIDTH_M1`` hold the dilated kernel size;
 - the micro-block ``ACC_FORMAT`` names is MACs / (8 * h * w) deep (the config table of
   ``ethos_u85.cpp``: 1x2x8 and 1x1x16 on U85-128 ... 2x2x64, 1x4x64, 4x4x16 on U85-2048);
@@ -68,19 +68,27 @@ class Plan:
     per_channel: bool = True
 
 
-_plans: OrderedDict[int, tuple[object, dict]] = OrderedDict()
+@dataclass
+class StreamCache:
+    """What a command stream's registers say, worked out once: each kernel operation's plan
+    (by stream offset), and the furthest byte the stream reads from region 0."""
+    plans: dict
+    read_only_end: int | None = None
 
 
-def plans_for(commands) -> dict:
-    """The plans of one command stream, kept while the stream is among the last few run (the
+_streams: OrderedDict[int, tuple[object, StreamCache]] = OrderedDict()
+
+
+def stream_cache(commands) -> StreamCache:
+    """The cache of one command stream, kept while the stream is among the last few run (the
     entry holds the stream, so its id is not reused while it is kept)."""
-    entry = _plans.get(id(commands))
+    entry = _streams.get(id(commands))
     if entry is None or entry[0] is not commands:
-        entry = (commands, {})
-        _plans[id(commands)] = entry
-        while len(_plans) > MODELS_KEPT:
-            _plans.popitem(last=False)
-    _plans.move_to_end(id(commands))
+        entry = (commands, StreamCache({}))
+        _streams[id(commands)] = entry
+        while len(_streams) > MODELS_KEPT:
+            _streams.popitem(last=False)
+    _streams.move_to_end(id(commands))
     return entry[1]
 
 
