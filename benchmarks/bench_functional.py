@@ -2,7 +2,8 @@
 
     python benchmarks/bench_functional.py [--cache DIR] [--repeat N] [--network NAME ...]
 
-For each network and config (ethos-u55-128, ethos-u65-256) it prints: kernel operations,
+For each network and config (ethos-u55-128, ethos-u65-256, and ethos-u85-256 / ethos-u85-512 in
+Dedicated_Sram_384KB and Sram_Only) it prints: operations (kernels and DMAs) and kernel operations,
 the functional run's wall (first run, which decodes the weight streams, and best of N),
 LiteRT's invoke with its reference kernels (the kernels the outputs are bit-exact with)
 and with its default optimised kernels, and the ratio of the functional run (best) to the
@@ -22,7 +23,10 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 LIMIT_S, LIMIT_RATIO = 1.0, 2.0
 CONFIGS = (("ethos-u55-128", "Ethos_U55_High_End_Embedded", "Shared_Sram"),
-           ("ethos-u65-256", "Ethos_U65_High_End", "Dedicated_Sram"))
+           ("ethos-u65-256", "Ethos_U65_High_End", "Dedicated_Sram"),
+           *((acc, "Ethos_U85_SYS_DRAM_Mid", mode) for acc in ("ethos-u85-256", "ethos-u85-512")
+             for mode in ("Dedicated_Sram_384KB", "Sram_Only")))
+OPERATIONS = ("NPU_OP_CONV", "NPU_OP_DEPTHWISE", "NPU_OP_POOL", "NPU_OP_ELEMENTWISE", "NPU_OP_DMA_START")
 
 
 def _generator():
@@ -66,7 +70,7 @@ def main(argv=None) -> int:
     from npu.read.model import load_model
     gen = _generator()
     failed = False
-    print(f"{'network / config':44} {'kernels':>7} {'first s':>8} {'best s':>8} {'litert-ref s':>12} "
+    print(f"{'network / config':66} {'ops':>4} {'kernels':>7} {'first s':>8} {'best s':>8} {'litert-ref s':>12} "
           f"{'litert-opt s':>12} {'ratio':>6} {'equal':>5}")
     for network in args.network or ["deep", "residual"]:
         for acc, sysconf, mode in CONFIGS:
@@ -88,7 +92,9 @@ def main(argv=None) -> int:
             want = ref.get_tensor(ref.get_output_details()[0]["index"])
             equal = result.outputs[0].tobytes() == want.tobytes()
             ratio = best / t_ref
-            print(f"{network + ' / ' + acc:44} {result.kernels:>7} {first:>8.3f} {best:>8.3f} {t_ref:>12.4f} "
+            ops = sum(c.command in OPERATIONS for c in model.commands)
+            label = f"{network} / {acc}" + (f" / {mode}" if acc.startswith("ethos-u85") else "")
+            print(f"{label:66} {ops:>4} {result.kernels:>7} {first:>8.3f} {best:>8.3f} {t_ref:>12.4f} "
                   f"{t_opt:>12.4f} {ratio:>6.2f} {'yes' if equal else 'NO':>5}")
             failed |= first > LIMIT_S or ratio > LIMIT_RATIO or not equal
     print(f"limits: a functional run <= {LIMIT_S} s, <= {LIMIT_RATIO}x LiteRT's reference-kernel invoke "

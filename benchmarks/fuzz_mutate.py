@@ -248,6 +248,7 @@ MUTATORS = {
     "blob": BYTES + [("word", word)] * 3,
     "tflite": BYTES + [("word", word)] * 3,
     "functional": BYTES + [("word", word)] * 3 + [("npz-member", npz_member)] * 3,
+    "functional-u85": BYTES + [("word", word)] * 3,
     "map": TEXT * 3 + BYTES,
     "lld-map": TEXT * 3 + BYTES,
     "binding": TEXT * 3 + BYTES,

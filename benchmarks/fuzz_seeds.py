@@ -132,7 +132,8 @@ def build_seeds(work: Path, cache: str | None = None) -> Seeds:
         kinds["lld-map"] = Entry([root / lld.map], [
             ("weaklink", "analyze", "--json", str(root / lld.elf), "--map", "{}"),
         ])
-    # The functional engine (U55/U65 only) on a U55 compile: it writes its outputs to {out}
+    # The functional engine on a U55 compile and on U85 ones (Dedicated_Sram_384KB: default weight
+    # streams staged by DMA; Sram_Only: fast-format and default streams): it writes to {out}
     u55_model = models / "tiny__ethos-u55-128__Ethos_U55_High_End_Embedded__Shared_Sram"
     fixtures.model_blob("u55", cache)
     import numpy as np
@@ -140,6 +141,14 @@ def build_seeds(work: Path, cache: str | None = None) -> Seeds:
     np.save(x, np.random.default_rng(13).integers(-128, 128, (1, 32, 32, 8), dtype=np.int8))
     kinds["functional"] = Entry([Path(f"{u55_model}.bin"), u55_model / "tiny_vela.npz"], [
         ("npu", "run", "{}", *U55_TARGET, "--functional", "--input", str(x), "--outputs", "{out}"),
+    ])
+    u85 = fixtures.TARGETS["u85"]
+    sram_only = Path(fixtures._model_generator().build_blob("tiny", u85.accelerator, u85.system_config,
+                                                            "Sram_Only", models))
+    u85_run = ("npu", "run", "{}", "--accelerator", u85.accelerator, "--system-config", u85.system_config)
+    kinds["functional-u85"] = Entry([blob, sram_only], [
+        (*u85_run, "--memory-mode", u85.memory_mode, "--functional", "--input", str(x), "--outputs", "{out}"),
+        (*u85_run, "--memory-mode", "Sram_Only", "--functional", "--input", str(x), "--outputs", "{out}"),
     ])
     # Vela's default .tflite output (npu's tflite reader): one ethos-u operator, and two
     generator = fixtures._model_generator()

@@ -14,6 +14,7 @@ from npu.emulate.ops import op_accesses, operations
 from npu.hw import load_vela_ini
 from npu.hw import accelerator as _accel
 from npu.read.model import Model, load_model
+from npu.readonly import read_only_size
 from npu.report import ACCESS_COLUMNS, BaseReport, RunResult
 from npu.errors import InputError
 from npu.soc import NUM_REGIONS, board_for, default_placements, reach, region_port, stream_port, timing
@@ -22,8 +23,11 @@ __all__ = ["Base", "Model", "RunResult", "load_model", "region_needs", "run"]
 
 
 def _default_bases(model, soc, sysconf, mode) -> list[Base]:
-    placements = default_placements(soc, sysconf, mode, model.region_sizes, model.regions_used())
-    return [Base(r, p.address, model.region_sizes.get(r, 0)) for r, p in sorted(placements.items())]
+    """Region 0 reaches as far as the stream reads it: Vela leaves the read-only area's
+    trailing zeros out of its output (npu.readonly)."""
+    sizes = {**model.region_sizes, 0: read_only_size(model)} if model.weight_data else model.region_sizes
+    placements = default_placements(soc, sysconf, mode, sizes, model.regions_used())
+    return [Base(r, p.address, sizes.get(r, 0)) for r, p in sorted(placements.items())]
 
 
 def _bindings(bases, soc, sysconf, mode, regions, cost_as=None) -> tuple[dict[int, RegionBinding], list[str]]:
@@ -113,9 +117,6 @@ def run(model: Model | str | Path | bytes, *, accelerator: str, system_config: s
     one their base hits: the cycles of the placement the memory mode assumed."""
     model = model if isinstance(model, Model) else load_model(model)
     acc = _accel(accelerator)
-    if functional and acc.is_u85:
-        from npu.functional import U85_REFUSAL
-        raise InputError(model.path, U85_REFUSAL)
     ini = load_vela_ini(vela_ini)
     sysconf, mode = ini.system_config(system_config), ini.memory_mode(memory_mode)
     board = board_for(acc, soc)

@@ -74,7 +74,7 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--budget", type=int, default=DEFAULT_BUDGET, help="cycle budget before a stall is a hang")
     r.add_argument("--plot", metavar="FILE.png")
     r.add_argument("--functional", action="store_true",
-                   help="also compute the outputs on bytes (Ethos-U55/U65): needs --input and --outputs")
+                   help="also compute the outputs on bytes (Ethos-U55, U65, U85): needs --input and --outputs")
     r.add_argument("--input", action="append", default=[], metavar="X.npy", help="one per model input, in order")
     r.add_argument("--outputs", metavar="DIR", help="where --functional writes output_<i>.npy")
     return ap

@@ -84,6 +84,9 @@ TARGETS = {
     # that later operations read back.
     "u65": Target("u65", "corstone-300", "ethos-u65-256", "Ethos_U65_High_End", "Dedicated_Sram",
                   True, 0x100000, 0x60000, "deep"),
+    # The corruption runner on U85 Dedicated_Sram_384KB, checked on its own Corstone-320 map.
+    "u85deep": Target("u85deep", "corstone-320", "ethos-u85-256", "Ethos_U85_SYS_DRAM_Mid",
+                      "Dedicated_Sram_384KB", True, 0x4000000, 0x60000, "deep"),
 }
 
 
@@ -145,7 +148,7 @@ VARIANTS = tuple(
 # the fast scratch (region 2) into its own tensor arena (region 1). Checked on the "shared-bus"
 # SoC preset, where both NPU ports are documented to reach the arena; on corstone-300 the
 # verdict is the same, resting on the assumption that AXI0 reaches DDR there.
-CORRUPTION_VARIANTS = (Variant("weak", "aliasing", "u65"),)
+CORRUPTION_VARIANTS = (Variant("weak", "aliasing", "u65"), Variant("weak", "aliasing", "u85deep"))
 CORRUPTION_SOC = "shared-bus"
 
 
@@ -263,7 +266,7 @@ def _compiles(target: Target, root: Path, blob: Path) -> dict[str, _Compile]:
         "runner-custom": _Compile(src / "runners/custom.cpp", obj / "runner-custom.o",
                                   tuple(_target_defines(target))),
     }
-    if target.name == "u65":
+    if target.name in {v.target for v in CORRUPTION_VARIANTS}:
         units["runner-aliasing"] = _Compile(src / "runners/aliasing.cpp", obj / "runner-aliasing.o",
                                             tuple(_target_defines(target)))
     for backend in BACKENDS:

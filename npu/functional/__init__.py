@@ -1,10 +1,10 @@
-"""Functional Ethos-U55/U65 emulation: the bytes an inference computes.
+"""Functional Ethos-U emulation: the bytes an inference computes.
 
 ``run_functional(model, accelerator, placement, inputs)`` backs every region with bytes at
 its base address (overlapping regions share bytes), loads the model's weights into region
 0 and the inputs where Vela placed them, executes the command stream, and reads the
-outputs back. Ethos-U85 weight streams use a format Vela ships no decoder for, so U85
-models are refused with one line.
+outputs back. Ethos-U55/U65 streams run on :class:`Engine`, Ethos-U85 streams on
+:class:`U85Engine` (its weight order, weight formats, output stage and chaining).
 """
 from __future__ import annotations
 
@@ -15,11 +15,11 @@ import numpy as np
 from npu.errors import InputError
 from npu.functional.engine import Engine
 from npu.functional.memory import Access, AddressSpace
+from npu.functional.u85_engine import U85Engine
+from npu.functional.u85_plan import stream_cache
+from npu.readonly import read_only_end
 
-__all__ = ["FunctionalRun", "run_functional", "U85_REFUSAL"]
-
-U85_REFUSAL = ("--functional: Ethos-U85 weight streams have no documented format "
-               "(Vela ships a decoder for Ethos-U55/U65 streams only); functional runs need U55 or U65")
+__all__ = ["FunctionalRun", "run_functional"]
 DTYPE = {1: np.int8, 2: np.int16, 4: np.int32}
 
 
@@ -69,9 +69,7 @@ def _one_blas_thread():
 
 def run_functional(model, accelerator, placement: dict[int, tuple[int, int]], inputs) -> FunctionalRun:
     """placement: region -> (base address, size in bytes)."""
-    if accelerator.is_u85:
-        raise InputError(model.path, U85_REFUSAL)
-    if accelerator.cores > 1:
+    if accelerator.cores > 1 and not accelerator.is_u85:
         raise InputError(model.path, f"--functional: {accelerator.name} splits weights across {accelerator.cores} "
                                      "cores; the functional engine models single-core configs")
     if model.weight_data is None or not model.inputs or not model.outputs:
@@ -88,14 +86,27 @@ def run_functional(model, accelerator, placement: dict[int, tuple[int, int]], in
         raise InputError(model.path, e.what, e.offset) from None
 
 
-def _run(model, accelerator, placement, inputs) -> FunctionalRun:
+def prepare(model, accelerator, placement, inputs):
+    """The address space with the weights and inputs loaded, and the engine that will run the
+    stream on it: (AddressSpace, Engine or U85Engine)."""
     sizes = {r: size for r, (_, size) in placement.items()}
     sizes[0] = max(sizes.get(0, 0), len(model.weight_data))
+    if accelerator.is_u85:                      # Vela's dropped trailing zeros (npu.readonly)
+        cache = stream_cache(model.commands)
+        if cache.read_only_end is None:
+            cache.read_only_end = read_only_end(model.commands)
+        sizes[0] = max(sizes[0], cache.read_only_end)
     mem = AddressSpace.build({r: a for r, (a, _) in placement.items()}, sizes)
     if model.weight_data:
         mem.load(0, 0, model.weight_data, "weights")
     _place_inputs(mem, model, inputs, model.path)
-    engine = Engine(model.commands, mem, accelerator.ofm_ublock[2], model.path, accelerator.shram_kb)
+    if accelerator.is_u85:
+        return mem, U85Engine(model.commands, mem, accelerator, model.path)
+    return mem, Engine(model.commands, mem, accelerator.ofm_ublock[2], model.path, accelerator.shram_kb)
+
+
+def _run(model, accelerator, placement, inputs) -> FunctionalRun:
+    mem, engine = prepare(model, accelerator, placement, inputs)
     with _one_blas_thread():
         engine.run()
     return FunctionalRun(_read_outputs(mem, model), tuple(mem.writes), engine.kernels, tuple(mem.reads))

@@ -1,6 +1,6 @@
 """Feature maps in memory: NHWC or NHCWB16, 8/16/32-bit, split in up to four tiles.
 
-Facts (Ethos-U55/U65 register definitions as Vela writes them):
+Facts (Ethos-U55/U65 register definitions as Vela writes them; Ethos-U85 lays these fields out alike):
 - ``<FM>_BASE0..3`` are the tiles: tile 0 is HEIGHT0 x WIDTH0 rows/columns; tile 1 is right
   of it (rows counted by HEIGHT1); tiles 2 and 3 are below tiles 0 and 1.
 - NHWC: byte offset ``y*STRIDE_Y + x*STRIDE_X + c*element``; NHCWB16: channels in bricks of

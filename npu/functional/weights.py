@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from npu.errors import InputError
+from npu.functional import mlw
 
 SUBKERNEL_MAX = 8
 IFM_UBLOCK_DEPTH = 8       # every Ethos-U55/U65 config: IFM micro-block depth 8 (Vela ArchitectureConfig)
@@ -99,10 +100,9 @@ def decode_weights(stream: bytes, t: Traversal, where: str = "weight stream") ->
 
 @functools.lru_cache(maxsize=512)
 def _decode(stream: bytes, t: Traversal, where: str) -> np.ndarray:
-    from ethosu import mlw_codec
     try:
-        values = np.asarray(mlw_codec.decode(bytearray(stream)), dtype=np.int32)
-    except Exception as e:          # the codec raises ValueError/RuntimeError on a bad stream
+        values = mlw.decode(stream).astype(np.int32)
+    except mlw.MlwError as e:
         raise InputError(None, f"{where}: not a decodable mlw weight stream ({e})") from None
     order = stream_order(t)
     if len(values) < len(order):

@@ -96,3 +96,17 @@ def test_table_shows_agreement_and_ok_star(firmware, capsys):
     out = capsys.readouterr().out
     assert "model agrees with arm-none-eabi-ld on 16/16 links" in out
     assert "ok*" in out
+
+
+def test_u85_rows_that_ran_computed_litert_outputs(demo):
+    """The outputs column: U85 rows whose inference completed compute LiteRT's bytes; other rows
+    (U55, failed links, hangs, errors) compute nothing."""
+    pytest.importorskip("ai_edge_litert.interpreter")
+    for r in demo.rows:
+        ran = r.target == "u85" and r.npu in ("ok", "wrong")
+        assert (r.functional is not None) == ran, r
+        if ran:
+            assert r.functional.reference == "LiteRT" and r.functional.equal and r.functional.text == "= LiteRT"
+            assert r.to_json()["functional"]["outputs_equal"] is True
+    assert sum(r.functional is not None for r in demo.rows) == 2
+    assert "= LiteRT" in demo.to_table() and "against LiteRT's reference kernels" in demo.to_table()

@@ -1,7 +1,8 @@
-"""Functional Ethos-U55/U65 emulation is bit-exact against LiteRT (the TFLite reference
-kernels) on real Vela-compiled streams: one network per operator type, the fixture
-networks, and random int8 networks, for ethos-u55-128 and ethos-u65-256, several random
-inputs each. Every output byte must be equal; there is no tolerance."""
+"""Functional Ethos-U emulation is bit-exact against LiteRT (the TFLite reference kernels) on
+real Vela-compiled streams: one network per operator type, the fixture networks, and random
+int8 networks, for ethos-u55-128 and ethos-u65-256, and for ethos-u85-256 and ethos-u85-512 (two
+weight streams) in Dedicated_Sram_384KB and Sram_Only, several random inputs each. Every output
+byte must be equal; there is no tolerance."""
 from __future__ import annotations
 
 import numpy as np
@@ -13,8 +14,12 @@ from npu.read.model import load_model
 
 interpreter = pytest.importorskip("ai_edge_litert.interpreter")
 
-CONFIGS = {"ethos-u55-128": ("Ethos_U55_High_End_Embedded", "Shared_Sram"),
-           "ethos-u65-256": ("Ethos_U65_High_End", "Dedicated_Sram")}
+U85_SYSTEM = "Ethos_U85_SYS_DRAM_Mid"
+# config id -> (accelerator, system config, memory mode)
+CONFIGS = {"ethos-u55-128": ("ethos-u55-128", "Ethos_U55_High_End_Embedded", "Shared_Sram"),
+           "ethos-u65-256": ("ethos-u65-256", "Ethos_U65_High_End", "Dedicated_Sram"),
+           **{f"{acc}/{mode}": (acc, U85_SYSTEM, mode) for acc in ("ethos-u85-256", "ethos-u85-512")
+              for mode in ("Dedicated_Sram_384KB", "Sram_Only")}}
 INPUTS_PER_NETWORK = 3
 
 
@@ -34,8 +39,8 @@ def input_shape(tflite) -> tuple:
     return tuple(it.get_input_details()[0]["shape"])
 
 
-def compiled(generator, model_cache, network, acc):
-    vdir = generator.compile_network(network, acc, *CONFIGS[acc], model_cache)
+def compiled(generator, model_cache, network, config):
+    vdir = generator.compile_network(network, *CONFIGS[config], model_cache)
     return load_model(vdir / f"{network}_vela.npz"), model_cache / f"{network}.tflite"
 
 
@@ -44,15 +49,15 @@ def placement(model) -> dict:
             2: (0x30000000, model.region_sizes.get(2, 0))}
 
 
-def assert_bit_exact(generator, model_cache, network, acc):
-    model, tflite = compiled(generator, model_cache, network, acc)
+def assert_bit_exact(generator, model_cache, network, config):
+    model, tflite = compiled(generator, model_cache, network, config)
     shape = input_shape(tflite)
     for seed in range(INPUTS_PER_NETWORK):
         x = np.random.default_rng(seed).integers(-128, 128, size=shape, dtype=np.int8)
         want = reference(tflite, x)
-        got = run_functional(model, accelerator(acc), placement(model), [x]).outputs[0]
+        got = run_functional(model, accelerator(CONFIGS[config][0]), placement(model), [x]).outputs[0]
         assert got.tobytes() == want.tobytes(), (
-            f"{network} on {acc}, input seed {seed}: {np.count_nonzero(got.ravel() != want.ravel())} of "
+            f"{network} on {config}, input seed {seed}: {np.count_nonzero(got.ravel() != want.ravel())} of "
             f"{want.size} output bytes differ")
 
 
@@ -74,51 +79,58 @@ def test_enough_random_networks():
     assert len(RANDOM_NETWORKS) >= 20
 
 
-@pytest.mark.parametrize("acc", CONFIGS)
+@pytest.mark.parametrize("config", CONFIGS)
 @pytest.mark.parametrize("network", OPERATOR_NETWORKS)
-def test_operator_bit_exact(generator, model_cache, network, acc):
-    assert_bit_exact(generator, model_cache, network, acc)
+def test_operator_bit_exact(generator, model_cache, network, config):
+    assert_bit_exact(generator, model_cache, network, config)
 
 
-@pytest.mark.parametrize("acc", CONFIGS)
+@pytest.mark.parametrize("config", CONFIGS)
 @pytest.mark.parametrize("network", ["tiny", "convpool", "residual", "large", "deep"])
-def test_fixture_network_bit_exact(generator, model_cache, network, acc):
-    assert_bit_exact(generator, model_cache, network, acc)
+def test_fixture_network_bit_exact(generator, model_cache, network, config):
+    assert_bit_exact(generator, model_cache, network, config)
 
 
-@pytest.mark.parametrize("acc", CONFIGS)
+@pytest.mark.parametrize("config", CONFIGS)
 @pytest.mark.parametrize("network", RANDOM_NETWORKS)
-def test_random_network_bit_exact(generator, model_cache, network, acc):
-    assert_bit_exact(generator, model_cache, network, acc)
+def test_random_network_bit_exact(generator, model_cache, network, config):
+    assert_bit_exact(generator, model_cache, network, config)
 
 
-def test_outputs_are_not_saturated(generator, model_cache):
-    """The operator networks' outputs spread over the int8 range, so equality means something."""
-    model, tflite = compiled(generator, model_cache, "op_conv", "ethos-u55-128")
+@pytest.mark.parametrize("network", [n for n in OPERATOR_NETWORKS if n.startswith("op_conv") and "relu" not in n])
+def test_outputs_are_not_saturated(generator, model_cache, network):
+    """The convolution networks' outputs (no ReLU) spread over the int8 range, so equality means
+    something; on U85 they cover the weight formats (default, fast with 2-bit and 4-bit tables or
+    raw bytes, 2:4 sparse)."""
+    model, tflite = compiled(generator, model_cache, network, "ethos-u85-256/Sram_Only")
     x = np.random.default_rng(0).integers(-128, 128, size=input_shape(tflite), dtype=np.int8)
-    out = run_functional(model, accelerator("ethos-u55-128"), placement(model), [x]).outputs[0]
+    out = run_functional(model, accelerator("ethos-u85-256"), placement(model), [x]).outputs[0]
     assert len(np.unique(out)) > 100 and np.isin(out, [-128, 127]).mean() < 0.05
 
 
-def test_a_wrong_weight_changes_the_output(generator, model_cache):
-    """The comparison can fail: flip one byte of the weight stream and the outputs differ."""
+@pytest.mark.parametrize("config", ["ethos-u55-128", "ethos-u85-256/Sram_Only", "ethos-u85-512/Sram_Only"])
+def test_a_wrong_weight_changes_the_output(generator, model_cache, config):
+    """The comparison can fail: flip a few bytes of the weight stream and the outputs differ
+    (eight in a row: some padding values multiply nothing)."""
     import dataclasses
-    model, tflite = compiled(generator, model_cache, "op_conv", "ethos-u55-128")
+    model, tflite = compiled(generator, model_cache, "op_conv", config)
     x = np.random.default_rng(0).integers(-128, 128, size=input_shape(tflite), dtype=np.int8)
     weights = bytearray(model.weight_data)
-    weights[len(weights) - 40] ^= 0x10
+    for i in range(len(weights) // 2, len(weights) // 2 + 8):
+        weights[i] ^= 0x10
     broken = dataclasses.replace(model, weight_data=bytes(weights))
-    got = run_functional(broken, accelerator("ethos-u55-128"), placement(broken), [x]).outputs[0]
+    got = run_functional(broken, accelerator(CONFIGS[config][0]), placement(broken), [x]).outputs[0]
     assert got.tobytes() != reference(tflite, x).tobytes()
 
 
-def test_an_unmodelled_elementwise_mode_is_one_clear_error(generator, model_cache):
+@pytest.mark.parametrize("config", ["ethos-u55-128", "ethos-u85-256/Sram_Only"])
+def test_an_unmodelled_elementwise_mode_is_one_clear_error(generator, model_cache, config):
     import dataclasses
     from npu.errors import InputError
-    model, tflite = compiled(generator, model_cache, "op_add", "ethos-u55-128")
+    model, tflite = compiled(generator, model_cache, "op_add", config)
     commands = tuple(dataclasses.replace(c, fields={"elementwise_mode": "ELEMENTWISE_MODE_SHR"})
                      if c.command == "NPU_OP_ELEMENTWISE" else c for c in model.commands)
     x = np.zeros(input_shape(tflite), dtype=np.int8)
     with pytest.raises(InputError, match="elementwise mode ELEMENTWISE_MODE_SHR is not modelled"):
-        run_functional(dataclasses.replace(model, commands=commands), accelerator("ethos-u55-128"),
+        run_functional(dataclasses.replace(model, commands=commands), accelerator(CONFIGS[config][0]),
                        placement(model), [x])

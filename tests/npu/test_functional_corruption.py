@@ -104,3 +104,69 @@ def test_cli_check_functional_json(aliasing_image, capsys):
                           "--soc", fixtures.CORRUPTION_SOC, "--functional", "--json"])
     doc = json.loads(capsys.readouterr().out)
     assert code == 1 and doc["npu"] == "wrong" and doc["functional"]["corruptions"]
+
+
+# -- the story on U85 Dedicated_Sram_384KB, computed ---------------------------------------------
+U85 = dict(accelerator="ethos-u85-256", system_config="Ethos_U85_SYS_DRAM_Mid", memory_mode="Dedicated_Sram_384KB")
+
+
+def _litert(tflite, inputs):
+    interpreter = pytest.importorskip("ai_edge_litert.interpreter")
+    it = interpreter.Interpreter(model_path=str(tflite),
+                                 experimental_op_resolver_type=interpreter.OpResolverType.BUILTIN_REF)
+    it.allocate_tensors()
+    for d, x in zip(it.get_input_details(), inputs):
+        it.set_tensor(d["index"], x.reshape(d["shape"]))
+    it.invoke()
+    return [it.get_tensor(d["index"]) for d in it.get_output_details()]
+
+
+@pytest.mark.parametrize("variant", ["weak-example-u85", "extern-example-u85"])
+def test_u85_strong_384kb_override_computes_litert_outputs(firmware, variant):
+    """The runner's strong 384 KB fast scratch in SRAM: the NPU's bytes are LiteRT's."""
+    import npu
+    from weaklink.check.functional import default_inputs
+    outcome = firmware[variant]
+    report = check(outcome.elf, **U85, map_path=outcome.map, functional=True)
+    assert report.verdict == "ok" and report.functional.outputs_equal
+    assert not [f for f in report.findings if f.rule == "corrupts"]
+    model = npu.load_model(report.table.model_bytes)
+    want = _litert(fixtures.cache_dir() / "models" / f"{outcome.target.network}.tflite", default_inputs(model))
+    assert [a.tobytes() for a in report.functional.outputs] == [b.tobytes() for b in want]
+
+
+def test_u85_too_small_override_is_an_error_naming_region_2(firmware):
+    outcome = firmware["weak-too-small-u85"]
+    report = check(outcome.elf, **U85, map_path=outcome.map, functional=True)
+    assert report.verdict == "error" and report.run.fault_region == 2 and report.functional is None
+    assert "fast-scratch-too-small" in {f.rule for f in report.findings}
+    assert "region 2" in report.diagnosis and "out of bounds" in report.diagnosis
+
+
+@pytest.fixture(scope="module")
+def u85_aliasing_image(cross_toolchain):
+    outcome = next(o for o in fixtures.build(fixtures.CORRUPTION_VARIANTS) if o.target.name == "u85deep")
+    assert outcome.ok, outcome.stderr
+    return outcome
+
+
+def test_u85_fast_scratch_aliasing_the_arena_is_wrong_with_the_first_difference(u85_aliasing_image):
+    report = check(u85_aliasing_image.elf, **U85, map_path=u85_aliasing_image.map, functional=True)
+    assert report.run.status == "ok" and report.verdict == "wrong" and report.exit_code == 1
+    corrupts = [f for f in report.findings if f.rule == "corrupts"]
+    assert corrupts and all("through region 2" in f.message and "over region 1 (scratch)" in f.message
+                            for f in corrupts)
+    first = report.to_json()["functional"]["first_difference"]
+    out = report.functional.outputs[first["output"]]
+    assert first["region"] == 2 and out[tuple(first["index"])] == first["value"] != first["separate_value"]
+    text = report.to_table()
+    assert "first difference: output 0 [" in text and "caused by a write through region 2 over region 1" in text
+
+
+def test_u85_aliasing_on_corstone_320_rests_on_the_port_assumption(u85_aliasing_image):
+    """The fast scratch lies in the DDR arena, which Arm documents behind AXI_EXT; region 2 goes
+    through the SRAM port, whose reach into DDR no Arm document states: the verdict says so."""
+    report = check(u85_aliasing_image.elf, **U85, map_path=u85_aliasing_image.map, functional=True)
+    assert report.verdict == "wrong"
+    assert any("DDR" in a for a in report.assumptions), report.assumptions
+    assert "assumption: " in report.to_table()

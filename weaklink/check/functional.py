@@ -32,13 +32,45 @@ class FunctionalCheck:
     def outputs_equal(self) -> bool:
         return all(a.tobytes() == b.tobytes() for a, b in zip(self.outputs, self.separate_outputs))
 
+    def first_difference(self) -> dict | None:
+        """The first output element (in each output's row-major order) that differs from the run
+        with every region placed apart: which output, its index, both values."""
+        for i, (a, b) in enumerate(zip(self.outputs, self.separate_outputs)):
+            differ = np.flatnonzero(a.ravel() != b.ravel())
+            if len(differ):
+                k = int(differ[0])
+                return {"output": i, "index": [int(v) for v in np.unravel_index(k, a.shape)],
+                        "value": int(a.ravel()[k]), "separate_value": int(b.ravel()[k])}
+        return None
+
+    def summary(self) -> list[str]:
+        """The report's lines: equal bytes, and the first differing element with the region whose
+        write caused it (the first corruption, when one was found)."""
+        f = self.to_json()
+        lines = [f"functional: {f['output_bytes'] - f['output_bytes_differing']} of {f['output_bytes']} "
+                 "output bytes equal to a run with every region placed apart"]
+        first = f["first_difference"]
+        if first is not None:
+            where = ", ".join(map(str, first["index"]))
+            text = (f"first difference: output {first['output']} [{where}] = {first['value']}, "
+                    f"{first['separate_value']} with every region placed apart")
+            if self.corruptions:
+                c = self.corruptions[0]
+                text += f"; caused by a write through region {c.write.region} over {c.owner.name}"
+            lines.append(text)
+        return lines
+
     def to_json(self) -> dict:
         differ = sum(int(np.count_nonzero(a.view(np.uint8) != b.view(np.uint8)))
                      for a, b in zip(self.outputs, self.separate_outputs))
         total = sum(a.nbytes for a in self.outputs)
+        first = self.first_difference()
+        if first is not None and self.corruptions:
+            first["region"] = self.corruptions[0].write.region
         return {"outputs_equal_to_separate_placement": self.outputs_equal,
                 "output_bytes_differing": differ, "output_bytes": total,
-                "corruptions": [c.to_json() for c in self.corruptions]}
+                "corruptions": [c.to_json() for c in self.corruptions],
+                "first_difference": first}
 
 
 def default_inputs(model) -> list[np.ndarray]:

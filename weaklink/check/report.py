@@ -223,9 +223,7 @@ class CheckReport:
             for f in sorted(self.findings, key=lambda f: SEVERITIES.index(f.severity)):
                 lines.append(f"{f.severity}: [{f.rule}] {f.message}")
         if self.functional is not None:
-            f = self.functional.to_json()
-            lines += ["", f"functional: {f['output_bytes'] - f['output_bytes_differing']} of {f['output_bytes']} "
-                          "output bytes equal to a run with every region placed apart"]
+            lines += ["", *self.functional.summary()]
         if self.diagnosis:
             lines += ["", f"diagnosis: {self.diagnosis}"]
         if self.assumptions:

@@ -5,7 +5,8 @@ For every fixture variant, in order:
 2. predict the link with the resolution model, from the same ld command line, and compare the
    prediction with what arm-none-eabi-ld did (exit status, errors, extracted members, the
    defining file of every symbol);
-3. check each linked image: bind the base-address table and run the NPU emulator.
+3. check each linked image: bind the base-address table and run the NPU emulator; U85 images
+   also compute their outputs on bytes (`check --functional`), compared with LiteRT's.
 """
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from pathlib import Path
 
 from weaklink import fixtures
 from weaklink.check import check
+from weaklink.demo.functional import functional_cell
 from weaklink.demo.report import DemoReport, DemoRow
 from weaklink.resolve import link
 from weaklink.resolve.oracle import differences, recorded_run
@@ -23,7 +25,7 @@ def run_demo(cache: str | Path | None = None, plot_dir: str | Path | None = None
     """`linker="lld"`: the same variants linked by ld.lld-16, checked against the lld model."""
     rows = []
     for outcome in fixtures.build(cache=cache, linker=linker):
-        rows.append(_row(outcome, Path(plot_dir) if plot_dir else None))
+        rows.append(_row(outcome, Path(plot_dir) if plot_dir else None, cache))
     return DemoReport(tuple(rows), linker)
 
 
@@ -43,20 +45,23 @@ def _compare_lld(outcome: fixtures.LinkOutcome):
     return diffs, {(e.kind, e.symbol) for e in real.errors}
 
 
-def _row(outcome: fixtures.LinkOutcome, plot_dir: Path | None) -> DemoRow:
+def _row(outcome: fixtures.LinkOutcome, plot_dir: Path | None, cache=None) -> DemoRow:
     v, t = outcome.variant, outcome.target
     compare = _compare_lld if outcome.linker == "lld" else _compare_gnu
     diffs, real_errors = compare(outcome)
     errors = tuple(sorted(real_errors))
     kind = "ok" if outcome.ok else (errors[0][0] if errors else "failed")
-    report = None
+    report = cell = None
+    computed = t.accelerator.startswith("ethos-u85")        # the functional column: U85 rows
     if outcome.ok:
         report = check(outcome.elf, accelerator=t.accelerator, system_config=t.system_config,
-                       memory_mode=t.memory_mode, soc=t.board, map_path=outcome.map)
+                       memory_mode=t.memory_mode, soc=t.board, map_path=outcome.map, functional=computed)
+        if computed:
+            cell = functional_cell(report, fixtures.cache_dir(cache) / "models" / f"{t.network}.tflite")
         if plot_dir is not None:
             from weaklink.check.plot import plot
 
             plot_dir.mkdir(parents=True, exist_ok=True)
             suffix = ".lld" if outcome.linker == "lld" else ""
             plot(report, plot_dir / f"{v.name}{suffix}.png")
-    return DemoRow(v.backend, v.runner, v.target, kind, errors, not diffs, tuple(diffs), report)
+    return DemoRow(v.backend, v.runner, v.target, kind, errors, not diffs, tuple(diffs), report, cell)

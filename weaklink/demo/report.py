@@ -19,6 +19,7 @@ class DemoRow:
     model_agrees_with_ld: bool
     disagreements: tuple[str, ...]
     check: CheckReport | None          # None when the link failed
+    functional: object | None = None   # weaklink.demo.functional.FunctionalCell (U85 rows that ran)
 
     @property
     def fast_scratch(self) -> FastScratch | None:
@@ -72,7 +73,8 @@ class DemoRow:
                "variant": f"{self.backend}-{self.runner}-{self.target}",
                "link_errors": [{"kind": k, "symbol": s} for k, s in self.link_errors],
                "seen_by_backend": self.seen_by_backend(),
-               "diagnosis": self.check.diagnosis if self.check else None}
+               "diagnosis": self.check.diagnosis if self.check else None,
+               "functional": self.functional.to_json() if self.functional is not None else None}
         if self.disagreements:
             out["disagreements"] = list(self.disagreements)
         return out
@@ -103,20 +105,26 @@ class DemoReport:
         short, tool = LINKERS[self.linker]
         head = ("backend", "runner", "target", f"link ({short})",
                 "model = ld" if self.linker == "gnu" else "model = lld",
-                "fast scratch seen by the backend", "NPU", "cycles")
+                "fast scratch seen by the backend", "NPU", "cycles", "outputs")
         body = []
         for r in self.rows:
             link = r.link if r.link == "ok" else f"{r.link} x{len(r.link_errors)}"
             npu = "-" if r.npu is None else ("ok*" if r.npu == "ok" and _weak_default(r) else r.npu)
             body.append((r.backend, r.runner, r.target, link,
                          "yes" if r.model_agrees_with_ld else "NO", r.seen_by_backend(), npu,
-                         "-" if r.cycles is None else str(r.cycles)))
+                         "-" if r.cycles is None else str(r.cycles),
+                         "-" if r.functional is None else r.functional.text))
         widths = [max(len(str(c)) for c in col) for col in zip(head, *body)]
         line = lambda cells: "  ".join(str(c).ljust(w) for c, w in zip(cells, widths)).rstrip()  # noqa: E731
         out = [line(head), line("-" * w for w in widths), *map(line, body), ""]
         agree = sum(r.model_agrees_with_ld for r in self.rows)
         out.append(f"model agrees with {tool} on {agree}/{len(self.rows)} links; "
                    "ok* = ok with the weak default 0/0 (the model never uses the fast scratch)")
+        refs = {r.functional.reference for r in self.rows if r.functional is not None}
+        if refs:
+            against = ("LiteRT's reference kernels on the same input" if refs == {"LiteRT"}
+                       else "the same inference with every region placed apart (LiteRT not installed)")
+            out.append(f"outputs (U85 rows that ran): the bytes the emulated NPU computed, against {against}")
         for r in self.rows:
             for d in r.disagreements:
                 out.append(f"{r.backend}-{r.runner}-{r.target}: model differs from ld: {d}")
