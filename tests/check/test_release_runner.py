@@ -11,6 +11,7 @@ import pytest
 from weaklink import toolchain
 from weaklink.check import check
 from weaklink.cli import main
+from weaklink.read.image import Image
 from weaklink.read.elf import MAP_FROM, ElfFile
 
 U85 = ("--accelerator", "ethos-u85-256", "--system-config", "Ethos_U85_SYS_DRAM_Mid",
@@ -36,7 +37,11 @@ def test_the_images_have_the_release_traits(release):
     for image in release.values():
         elf = ElfFile.from_path(image.elf)
         assert len(elf.data) > MAP_FROM and isinstance(elf.data, mmap.mmap)
-        assert elf.find_section(".got") is not None          # -fPIC: a GOT, made by ld
+        # -fPIC: a GOT, made by ld, inside the DDR output section (no .got section of its own)
+        assert elf.find_section(".got") is None
+        (got,) = Image.from_path(image.elf).lookup("_GLOBAL_OFFSET_TABLE_")
+        ddr = elf.shdrs[elf.find_section(".ddr")]
+        assert ddr.sh_addr < got.address < ddr.sh_addr + ddr.sh_size
         with elf.stream() as fh:                              # DWARF: only the C parts
             units = [cu.get_top_DIE().get_full_path() for cu in
                      ELFFile(fh).get_dwarf_info().iter_CUs()]

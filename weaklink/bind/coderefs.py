@@ -190,11 +190,18 @@ class CodeMap:
 
 def got_slots(image: Image, address: int) -> tuple[set[int], set[int]]:
     """(the GOT origins, the GOT slots holding `address`). GNU ld's ARM GOT-relative
-    relocations (R_ARM_BASE_PREL, R_ARM_GOT_BREL) count from the start of .got, while it puts
-    _GLOBAL_OFFSET_TABLE_ at .got.plt (measured, ld 2.40); lld puts both at .got: either is
-    an origin."""
+    relocations (R_ARM_BASE_PREL, R_ARM_GOT_BREL) count from the start of the output section
+    that holds .got: .got itself when it is an output section, while ld puts
+    _GLOBAL_OFFSET_TABLE_ at .got.plt (measured, ld 2.40); lld puts both at .got. A script that
+    places .got inside another output section (ExecuTorch's Corstone scripts put it in `.ddr`)
+    moves the origin to that section's start. Each is an origin; slots found only there are
+    checked word by word where the code points (`slot_holds`)."""
     elf = image.elf
     origins = {s.address for s in image.lookup(GOT_SYMBOL)}
+    for s in image.lookup(GOT_SYMBOL):
+        i = image.section_at(s.address) if s.address else None
+        if i is not None:
+            origins.add(elf.shdrs[i].sh_addr)
     slots = set()
     for name in GOT_SECTIONS:
         i = elf.find_section(name)
@@ -207,6 +214,16 @@ def got_slots(image: Image, address: int) -> tuple[set[int], set[int]]:
             if _WORD.unpack_from(data, off)[0] == address:
                 slots.add(base + off)
     return origins, slots
+
+
+def _holds(image: Image, slot: int, address: int) -> bool:
+    """Does the loadable word at `slot` hold `address` at reset? (A GOT inside another output
+    section: only the words the code points at are read, never the section.)"""
+    i = image.section_at(slot)
+    if i is None or image.elf.shdrs[i].sh_type != S.SHT_PROGBITS:
+        return False
+    word = image.elf.section_bytes(i, slot - image.elf.shdrs[i].sh_addr, 4)
+    return len(word) == 4 and _WORD.unpack(word)[0] == address
 
 
 def find_refs(code: CodeMap, address: int, spans: list[_Span]) -> list[CodeRef]:
@@ -255,8 +272,8 @@ def find_refs(code: CodeMap, address: int, spans: list[_Span]) -> list[CodeRef]:
                     got_based.add((fn, value))
             elif kind == "literal":
                 for origin in origins:
-                    if (origin + value) & _MASK in slots:
-                        slot = (origin + value) & _MASK
+                    slot = (origin + value) & _MASK
+                    if slot in slots or _holds(code.image, slot, address):
                         got_users.setdefault((fn, origin), []).append((site, slot))
     for key, uses in got_users.items():
         if key in got_based:                # the function does find the GOT: an offset into it
