@@ -30,6 +30,18 @@ class RunImage:
     handlers: dict[int, int]          # exception number -> handler address (Thumb bit clear)
     functions: dict[str, int] = field(default_factory=dict)
     stub: int = 0                     # where the interrupt stub is written
+    symbols: tuple[tuple[int, int, str], ...] = ()      # FUNC symbols: (address, size, name)
+
+    def where(self, pc: int | None) -> str:
+        """`pc` as function+offset, when a function symbol covers it."""
+        if pc is None:
+            return "pc unknown"
+        best = None
+        for address, size, name in self.symbols:
+            if address <= pc < address + max(size, 1) and (best is None or address > best[0]):
+                best = (address, name)
+        text = f"pc 0x{pc:08x}"
+        return f"{text} ({best[1]}+0x{pc - best[0]:x})" if best else text
 
 
 def load(path: str | Path, board: Board) -> RunImage:
@@ -53,8 +65,10 @@ def load(path: str | Path, board: Board) -> RunImage:
         raise InputError(path, f"reset vector 0x{reset:08x} is not a Thumb address in "
                          f"{board.machine}'s memory", 4)
     handlers = {n: words[n] & ~1 for n in FAULTS if n < len(words) and words[n] & 1}
-    return RunImage(path, board, sp, reset & ~1, handlers, _functions(elf),
-                    _stub_address(path, elf, loads, board))
+    symbols = _function_symbols(elf)
+    functions = {name: address for address, _, name in symbols if name == INVOKE}
+    return RunImage(path, board, sp, reset & ~1, handlers, functions,
+                    _stub_address(path, elf, loads, board), tuple(symbols))
 
 
 def _in_memory(path, board: Board, address: int, size: int, verb: str) -> None:
@@ -72,17 +86,17 @@ def _read(elf: ElfFile, loads, address: int, size: int) -> bytes | None:
     return None
 
 
-def _functions(elf: ElfFile) -> dict[str, int]:
-    """The function symbols `run` may break on, when the image has them."""
+def _function_symbols(elf: ElfFile) -> list[tuple[int, int, str]]:
+    """Defined function symbols (Thumb bit cleared): for naming PCs, and for the optional
+    breakpoint on the driver's invoke."""
     if elf.symtab_index is None or not len(elf.symbols):
-        return {}
+        return []
     syms = elf.symbols
-    names = elf.symbol_names()
-    out = {}
-    for k, name in enumerate(names):
-        if name == INVOKE and (int(syms["st_info"][k]) & 0xF) == S.STT_FUNC and syms["st_shndx"][k]:
-            out[name] = int(syms["st_value"][k]) & ~1
-    return out
+    out = []
+    for k, name in enumerate(elf.symbol_names()):
+        if name and (int(syms["st_info"][k]) & 0xF) == S.STT_FUNC and int(syms["st_shndx"][k]):
+            out.append((int(syms["st_value"][k]) & ~1, int(syms["st_size"][k]), name))
+    return sorted(out)
 
 
 def _stub_address(path, elf: ElfFile, loads, board: Board) -> int:
