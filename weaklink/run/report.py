@@ -74,7 +74,9 @@ class RunReport:
         uart = f"; UART tail: {tail!r}" if tail else "; the UART printed nothing"
         jobs = f"; {len(self.invocations)} NPU job(s) ran" if self.invocations else ""
         if self.end.kind == "crash":
-            return f"the firmware crashed: {self.end.detail}, {self.image.where(self.end.pc)}{jobs}{uart}"
+            name, _, why = self.end.detail.partition(" (")
+            why = f" ({why}" if why else ""
+            return f"the firmware crashed: {name} at {self.image.where(self.end.pc)}{why}{jobs}{uart}"
         if self.end.kind == "timeout":
             return f"{self.end.detail}: stopped at {self.image.where(self.end.pc)}{jobs}{uart}"
         return f"{self.end.detail}{jobs}{uart}"

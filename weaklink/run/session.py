@@ -139,7 +139,7 @@ class Session:
                 self._driver_call(regs)
                 self._step_over(pc)
             else:
-                raise Ended(End("crash", pc=pc, detail=f"stopped by signal {stop.signal} at pc 0x{pc:08x}"))
+                raise Ended(End("crash", pc=pc, detail=f"stopped by signal {stop.signal}"))
 
     def _resume(self) -> rsp.Stop:
         c = self.client
@@ -225,8 +225,7 @@ class Session:
         if base is not None and not (access.load and access.base in new):
             new[access.base] = base
         if PC in new:
-            raise Ended(End("crash", pc=pc, detail=f"pc 0x{pc:08x}: a load into the PC from "
-                            "the NPU's registers"))
+            raise Ended(End("crash", pc=pc, detail="a load into the PC from the NPU's registers"))
         for r, value in new.items():
             c.write_register(f"r{r}", value)
         c.write_register("pc", pc + access.length)
@@ -288,8 +287,8 @@ class Session:
         number = regs[XPSR] & 0x1FF
         pc = regs[PC]
         if number >= 16:
-            return End("crash", pc=pc, detail=f"interrupt {number} (IRQ {number - 16}) went to the "
-                       f"handler at 0x{pc:08x}, the fault handler: the image has no handler for it")
+            return End("crash", pc=pc, detail=f"interrupt {number} (IRQ {number - 16}) went to the fault "
+                       "handler: the image has no handler of its own for it")
         stacked = None
         try:
             frame = self.client.read_memory(regs[SP], 32)
@@ -297,9 +296,9 @@ class Session:
         except rsp.RspError:
             pass
         name = FAULTS.get(number, f"exception {number}")
-        where = f" at pc 0x{stacked:08x}" if stacked is not None else ""
         return End("crash", pc=stacked if stacked is not None else pc,
-                   detail=f"{name}{where} (the firmware's fault handler at 0x{pc:08x} was entered)")
+                   detail=f"{name} (pc from the exception frame; its handler at 0x{pc:08x} was entered)"
+                   if stacked is not None else name)
 
     def _driver_call(self, regs: list[int]) -> None:
         c = self.client
