@@ -38,6 +38,7 @@ def run(elf, *, accelerator: str, system_config: str, memory_mode: str, soc: str
     if functional and not functional_supported(accelerator):
         raise InputError(str(elf), f"--functional: {accelerator} runs for timing only "
                          "(npu/ computes bytes for Ethos-U55 and U65)")
+    required = bool(functional)
     if functional is None:
         functional = functional_supported(accelerator)
         if not functional:
@@ -46,7 +47,7 @@ def run(elf, *, accelerator: str, system_config: str, memory_mode: str, soc: str
     if timeout <= 0:
         raise InputError(None, f"--timeout {timeout:g}: expected a positive number of seconds")
     image = run_image.load(elf, AN547)
-    session = Session(image, accelerator, system_config, memory_mode, soc, functional, timeout)
+    session = Session(image, accelerator, system_config, memory_mode, soc, functional, timeout, required)
     end, uart, semihosting = session.run()
     return RunReport(str(elf), accelerator, system_config, memory_mode, soc, AN547.machine,
                      "functional" if functional else "timing", end,

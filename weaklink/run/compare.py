@@ -119,6 +119,8 @@ def joint_table(check_text: str, run_report, comparison: Comparison) -> str:
              f"({run_report.seconds.get('wall', 0):.2f} s)"]
     uart = run_report.uart.replace("\x04", "").rstrip("\n")
     lines += [f"  uart: {line}" for line in uart.splitlines()]
+    lines += [f"  NPU job {j.index}: {j.note}" for j in run_report.invocations if j.note]
+    lines += [f"  note: {n}" for n in run_report.notes]
     lines += [""] + table(comparison)
     if comparison.findings:
         lines.append("")

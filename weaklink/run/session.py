@@ -34,8 +34,11 @@ from weaklink.run.qemu import Qemu
 from weaklink.run.thumb import decode, it_advance
 
 POLL = 0.05               # seconds between looks at the UART while the firmware runs
-EOT = b"\x04"             # end of transmission: the FVP's uart shutdown_on_eot convention
-EXIT_LINE = re.compile(rb"Application exit code: (-?\d+)")
+# How Arm's Corstone platform code (ethos-u core_platform, targets/corstone-300/retarget.c)
+# ends a program: _exit() prints "Application exit code: N." and end-of-transmission (0x04,
+# which stops an FVP run with uart0.shutdown_on_eot), then spins. Either ends the run here.
+EOT = b"\x04"
+EXIT_LINE = re.compile(rb"Application exit code: (-?\d+)\.\r?\n")
 XPSR, PC, SP, LR = 16, 15, 13, 14
 IT_BITS = (0x3F << 10) | (0x3 << 25)
 
@@ -77,6 +80,7 @@ class Session:
     soc: str
     functional: bool
     timeout: float
+    required: bool = False            # --functional given: a stream the engine cannot compute is an error
     invocations: list[Invocation] = field(default_factory=list)
     calls: list[DriverCall] = field(default_factory=list)
     npu_seconds: float = 0.0
@@ -152,11 +156,12 @@ class Session:
                     raise Ended(self._exited(stop))
                 return stop
             uart = self.qemu.uart_text()
-            if EOT in uart:
+            m = EXIT_LINE.search(uart)
+            if EOT in uart or m:
                 c.interrupt()
-                m = EXIT_LINE.search(uart)
                 raise Ended(End("eot", int(m.group(1)) if m else None,
-                                detail="the firmware sent end-of-transmission (0x04) on the UART"))
+                                detail="the firmware sent end-of-transmission (0x04) on the UART"
+                                if EOT in uart else "the firmware printed its exit line"))
             if left <= 0:
                 stop = c.interrupt()
                 pc = c.core_registers()[PC] if stop is not None and not stop.exited else None
@@ -257,7 +262,7 @@ class Session:
         job = run_job(start, len(self.invocations), pc, GuestMemory(self.client),
                       accelerator=self.accelerator, system_config=self.system_config,
                       memory_mode=self.memory_mode, soc=self.soc, functional=self.functional,
-                      sizes=sizes)
+                      sizes=sizes, required=self.required)
         self.npu_seconds += time.monotonic() - begun
         self.invocations.append(job)
         if job.status == "hang":
