@@ -85,6 +85,7 @@ class Session:
     calls: list[DriverCall] = field(default_factory=list)
     npu_seconds: float = 0.0
     boot_seconds: float = 0.0
+    decoded: dict = field(default_factory=dict)
 
     def run(self) -> tuple[End, bytes, bytes]:
         """Boot, serve, and return how it ended, the UART bytes and semihosting's."""
@@ -211,7 +212,9 @@ class Session:
     def _access(self, regs: list[int]) -> None:
         """Perform the load or store at the PC on the register model, then move past it."""
         c, pc = self.client, regs[PC]
-        access = decode(c.read_memory(pc, 4), pc, self.image.path)
+        access = self.decoded.get(pc)
+        if access is None:          # code does not change under the driver: decode each PC once
+            access = self.decoded[pc] = decode(c.read_memory(pc, 4), pc, self.image.path)
         address, new = access.address(regs), {}
         started = None
         for k, rt in enumerate(access.registers):
