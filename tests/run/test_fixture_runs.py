@@ -169,3 +169,22 @@ def test_demo_run_column(run_variants):
 
 def _flags(config):
     return ["--accelerator", config[0], "--system-config", config[1], "--memory-mode", config[2]]
+
+
+def test_a_stripped_image_runs_without_any_symbol(run_variants, tmp_path):
+    """The NPU is served at the register level: no symbol is needed. Without ethosu_invoke_v3
+    the sizes the firmware passes are not visible, and the report says so."""
+    import subprocess
+
+    from weaklink import toolchain
+
+    stripped = tmp_path / "stripped.elf"
+    subprocess.run([toolchain.tool("strip"), "--strip-all", "-o", str(stripped),
+                    str(run_variants["weak-example-u55"].elf)], check=True)
+    report = run(stripped, **_args("u55"), timeout=30)
+    assert report.image.symbols == () and report.calls == []
+    assert report.exit_code == 0 and printed_checksum(report.uart) == litert_checksum("u55")
+    job = report.invocations[0]
+    assert [b.size for b in job.bases] == [None, None, None]
+    assert {b.size_source for b in job.bases} == {"not visible at the register level"}
+    assert job.bases[1].address == 0x31000000
