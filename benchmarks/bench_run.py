@@ -11,7 +11,8 @@ access served, each job emulated (timing and bytes), the completion interrupt ra
 
 Prints, per image, the best of N (the two interleaved within each round, on a shared machine):
 the bare wall, the run's wall, the NPU emulation's own time inside the run, and
-(run - NPU) / bare, whose goal is at most 2. Exits 1 when an image misses it.
+(run - NPU) / bare, whose goal is at most 2. Exits 1 when an image misses it. An image
+that never exits without its NPU (a real driver waits for it) has no bare figure.
 By default: the U55 fixture runners and the U65 runner with its override in SRAM.
 """
 from __future__ import annotations
@@ -34,8 +35,9 @@ GOAL = 2.0
 EXIT_LINE = b"Application exit code: "
 
 
-def bare(elf: Path, limit: float = 60.0) -> float:
-    """Wall seconds of QEMU booting the image to its exit (semihosting, or the exit line)."""
+def bare(elf: Path, limit: float = 10.0) -> float | None:
+    """Wall seconds of QEMU booting the image to its exit (semihosting, or the exit line);
+    None when it does not exit within `limit` (a driver that waits for an NPU that is not there)."""
     with tempfile.TemporaryDirectory() as tmp:
         uart = Path(tmp) / "uart.txt"
         argv = command(qemu_path(), "mps3-an547", str(elf), uart, None)
@@ -45,7 +47,9 @@ def bare(elf: Path, limit: float = 60.0) -> float:
             if uart.exists() and EXIT_LINE in uart.read_bytes() and uart.read_bytes().endswith(b"\n"):
                 break
             if time.perf_counter() - start > limit:
-                break
+                proc.kill()
+                proc.wait()
+                return None
             time.sleep(0.002)
         wall = time.perf_counter() - start
         proc.kill()
@@ -70,7 +74,9 @@ def main(argv=None) -> int:
     ap.add_argument("--image", nargs="+", action="append", metavar="ARG",
                     help="ELF ACCELERATOR SYSTEM_CONFIG MEMORY_MODE [SOC]")
     args = ap.parse_args(argv)
-    images = [(Path(i[0]).name, Path(i[0]), tuple(i[1:5]) + ((i[5],) if len(i) > 5 else (None,)))
+    if args.image and any(len(i) not in (4, 5) for i in args.image):
+        ap.error("--image takes ELF ACCELERATOR SYSTEM_CONFIG MEMORY_MODE [SOC]")
+    images = [(Path(i[0]).name, Path(i[0]), (*i[1:4], i[4] if len(i) > 4 else None))
               for i in args.image] if args.image else list(default_images())
     print(f"{'image':<28} {'bare':>8} {'run':>8} {'NPU':>8} {'(run-NPU)/bare':>15}  outcome")
     failed = 0
@@ -78,19 +84,23 @@ def main(argv=None) -> int:
         best_bare = best_run = float("inf")
         npu = 0.0
         outcome = ""
-        for _ in range(args.repeat):
-            best_bare = min(best_bare, bare(elf))
+        for k in range(args.repeat):
+            b = bare(elf) if best_bare is not None else None
+            best_bare = None if b is None else min(best_bare, b)
             t = time.perf_counter()
             report = run(elf, accelerator=acc, system_config=sysconf, memory_mode=mode, soc=soc, timeout=60)
             wall = time.perf_counter() - t
             if wall < best_run:
                 best_run, npu = wall, report.seconds["npu"]
             outcome = f"{report.outcome} {report.exit_code}, {len(report.invocations)} job(s)"
+        if best_bare is None:     # the bare image never exits: no ratio, the run's own wall
+            print(f"{name:<28} {'never':>8} {best_run:>7.3f}s {npu:>7.3f}s {'-':>15}  {outcome} "
+                  "(bare: no exit within 10 s without the NPU)")
+            continue
         ratio = (best_run - npu) / best_bare
         failed += ratio > GOAL
         print(f"{name:<28} {best_bare:>7.3f}s {best_run:>7.3f}s {npu:>7.3f}s {ratio:>14.2f}x  {outcome}")
-    print(f"goal: (run - NPU emulation) <= {GOAL:g} x bare boot-to-exit; "
-          f"{len(images) - failed}/{len(images)} met")
+    print(f"goal: (run - NPU emulation) <= {GOAL:g} x bare boot-to-exit; {failed} image(s) missed it")
     return 1 if failed else 0
 
 

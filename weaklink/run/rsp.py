@@ -126,7 +126,7 @@ class GdbClient:
                 sock.close()
                 if time.monotonic() > deadline:
                     raise RspError(f"no GDB stub at {address}: {e}") from None
-                time.sleep(0.01)
+                time.sleep(0.002)
 
     def close(self) -> None:
         self.sock.close()
