@@ -167,7 +167,10 @@ class GdbClient:
         if checksum(payload) != cc.lower():
             self._write(b"-")
             return None
-        self._write(b"+")
+        try:
+            self.sock.sendall(b"+")
+        except OSError:         # the stub sent its last packet (W: the target exited) and left
+            pass
         return unescape(payload)
 
     def receive(self, timeout: float | None = 10.0) -> bytes | None:

@@ -29,7 +29,7 @@ from npu.soc import load_soc
 from weaklink.run import rsp
 from weaklink.run.device import PAGE, EthosU
 from weaklink.run.image import FAULTS, INVOKE, RunImage
-from weaklink.run.job import Invocation, functional_supported, run_job
+from weaklink.run.job import Invocation, run_job
 from weaklink.run.qemu import Qemu
 from weaklink.run.thumb import decode, it_advance
 
@@ -216,6 +216,10 @@ class Session:
         if access is None:          # code does not change under the driver: decode each PC once
             access = self.decoded[pc] = decode(c.read_memory(pc, 4), pc, self.image.path)
         address, new = access.address(regs), {}
+        span = len(access.registers) * access.size
+        if not any(self._page(a) is not None for a in range(address, address + span, access.size)):
+            raise Ended(End("crash", pc=pc, detail=f"the access watchpoint stopped an instruction whose "
+                            f"address 0x{address:08x} is not in the NPU's register page"))
         started = None
         for k, rt in enumerate(access.registers):
             at = address + k * access.size
@@ -271,6 +275,9 @@ class Session:
         if job.status == "hang":
             job.note = "the NPU never completes: no interrupt is raised"
             return
+        if job.status == "error":
+            job.note = ("the emulator's check failed (see the NPU line); the NPU itself has no such "
+                        "check: it ran the stream to its end and raised its interrupt")
         self.device.finish({"cycles": job.result.cycles["total"], **job.result.pmu}, self.ports)
         self._raise_irq()
         job.interrupt = True
