@@ -54,6 +54,13 @@ class Invocation:
     written: list[tuple[int, int]] = field(default_factory=list)  # (address, bytes) put into guest memory
     interrupt: bool = False   # the completion interrupt was raised
     note: str | None = None
+    hardware: object = None   # npu.RunResult without the firmware's sizes (an `error` job)
+
+    @property
+    def completed(self):
+        """The run the NPU itself makes: the emulator's, or for an `error` (a size the
+        firmware passed is exceeded) the same stream unbounded."""
+        return self.hardware if self.hardware is not None else self.result
 
     @property
     def status(self) -> str:
@@ -104,7 +111,13 @@ def run_job(start: Start, index: int, pc: int, memory, *, accelerator: str, syst
                      bases=[npu.Base(b.region, b.address, b.size or 0) for b in bases])
     job = Invocation(index, pc, start.qbase, start.qsize, bases,
                      "functional" if functional else "timing", result)
-    if functional and result.status != "hang":
+    if result.status == "error" and any(b.size for b in bases):
+        # The emulator bounds each region by the size the firmware passed; the NPU has no such
+        # bound and runs on: its own run is the same stream with the sizes left out.
+        job.hardware = npu.run(model, accelerator=accelerator, system_config=system_config,
+                               memory_mode=memory_mode, soc=soc, stream_address=stream_address,
+                               bases=[npu.Base(b.region, b.address, 0) for b in bases])
+    if functional and job.completed.status != "hang":
         try:
             job.written = compute(model, accelerator, {b.region: b.address for b in bases}, memory)
         except InputError as e:

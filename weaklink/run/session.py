@@ -272,13 +272,15 @@ class Session:
                       sizes=sizes, required=self.required)
         self.npu_seconds += time.monotonic() - begun
         self.invocations.append(job)
-        if job.status == "hang":
+        done = job.completed
+        if done.status == "hang":
             job.note = "the NPU never completes: no interrupt is raised"
             return
         if job.status == "error":
             job.note = ("the emulator's check failed (see the NPU line); the NPU itself has no such "
-                        "check: it ran the stream to its end and raised its interrupt")
-        self.device.finish({"cycles": job.result.cycles["total"], **job.result.pmu}, self.ports)
+                        f"check: it ran the stream to its end in {int(done.cycles['total'])} cycles "
+                        "and raised its interrupt")
+        self.device.finish({"cycles": done.cycles["total"], **done.pmu}, self.ports)
         self._raise_irq()
         job.interrupt = True
 
