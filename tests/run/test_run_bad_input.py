@@ -77,3 +77,13 @@ def test_bad_timeout(capsys, tmp_path):
 def _toolchain():
     from weaklink import toolchain
     return toolchain.available()
+
+
+def test_qemu_that_does_not_start(capsys, monkeypatch, cross_toolchain, tmp_path):
+    import shutil
+
+    import weaklink.run.qemu as q
+
+    monkeypatch.setattr(q, "QEMU", shutil.which("false"))       # exits at once, serves nothing
+    elf = build_firmware(tmp_path, "int main(void) { return 0; }")
+    assert "QEMU did not start" in one_line(capsys, ["run", str(elf), *U55])

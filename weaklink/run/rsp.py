@@ -107,9 +107,9 @@ class GdbClient:
         self.running = False
 
     @classmethod
-    def connect(cls, address, timeout: float = 5.0) -> "GdbClient":
+    def connect(cls, address, timeout: float = 5.0, alive=None) -> "GdbClient":
         """`address` is a UNIX socket path (str) or a (host, port) pair; retried until the
-        stub listens or `timeout` passes."""
+        stub listens, `timeout` passes, or `alive()` (the stub's process) says it is gone."""
         family = socket.AF_UNIX if isinstance(address, str) else socket.AF_INET
         deadline = time.monotonic() + timeout
         while True:
@@ -124,7 +124,7 @@ class GdbClient:
             except (OSError, RspError) as e:
                 # QEMU may take (and drop) a connection before its stub is set up: try again
                 sock.close()
-                if time.monotonic() > deadline:
+                if time.monotonic() > deadline or (alive is not None and not alive()):
                     raise RspError(f"no GDB stub at {address}: {e}") from None
                 time.sleep(0.002)
 

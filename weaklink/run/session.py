@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from npu.hw import accelerator as npu_accelerator
 from npu.soc import load_soc
 
+from weaklink.errors import InputError
 from weaklink.run import rsp
 from weaklink.run.device import PAGE, EthosU
 from weaklink.run.image import FAULTS, INVOKE, RunImage
@@ -96,11 +97,16 @@ class Session:
         start = time.monotonic()
         self.qemu = Qemu.start(board.machine, self.image.path)
         try:
-            self.client = rsp.GdbClient.connect(str(self.qemu.gdb), timeout=10.0)
+            try:
+                self.client = rsp.GdbClient.connect(str(self.qemu.gdb), timeout=10.0,
+                                                    alive=lambda: self.qemu.exited() is None)
+            except rsp.RspError as e:
+                self.qemu.stop()
+                raise InputError(self.image.path, f"QEMU did not start: {self.qemu.errors() or e}") from None
             self.boot_seconds = time.monotonic() - start
             self.deadline = start + self.timeout
-            self._arm()
             try:
+                self._arm()
                 end = self._until(None)
             except Ended as e:
                 end = e.end
