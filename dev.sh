@@ -19,6 +19,11 @@ ensure_toolchain() {
         apt-get update -q
         DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends lld-16
     fi
+    # qemu-system-arm: weaklink run boots the firmware on its mps3-an547 (Corstone-300)
+    if ! command -v qemu-system-arm >/dev/null; then
+        apt-get update -q
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends qemu-system-arm
+    fi
 }
 
 ensure_venv() {

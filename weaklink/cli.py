@@ -19,6 +19,7 @@ COMMANDS = (
     "analyze",
     "check",
     "diff",
+    "run",
     "demo",
 )
 

@@ -31,6 +31,11 @@ def add_parser(sub) -> None:
     p.add_argument("--functional", action="store_true",
                    help="also compute the inference on bytes: NPU writes that corrupt data still needed, "
                         "and `wrong` when the outputs differ from a run with the regions placed apart (U55/U65)")
+    p.add_argument("--run", dest="execute", action="store_true",
+                   help="also execute the firmware on QEMU (weaklink run) and compare the table it passes "
+                        "with the predicted one, field by field")
+    p.add_argument("--timeout", type=float, default=None, metavar="S",
+                   help="with --run: seconds before the run is stopped (default 60)")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.add_argument("--plot", metavar="FILE.png", help="draw the memory map with the regions placed, and the NPU timeline")
     from weaklink.report.output import add_options
@@ -55,5 +60,22 @@ def run(args) -> int:
 
         plot(report, args.plot)
     text = json.dumps(report.to_json(), indent=2) if args.json else report.to_table()
+    if args.execute:
+        return _with_run(args, report, emit, from_check)
     emit(args, text + "\n", lambda: from_check(report))
     return report.exit_code
+
+
+def _with_run(args, report, emit, from_check) -> int:
+    """check --run: the firmware runs, and its table is compared with the prediction."""
+    from weaklink.run import DEFAULT_TIMEOUT, run as run_firmware
+    from weaklink.run.compare import compare, joint_json, joint_table
+
+    ran = run_firmware(args.firmware, accelerator=args.accelerator, system_config=args.system_config,
+                       memory_mode=args.memory_mode, soc=args.soc,
+                       timeout=args.timeout if args.timeout is not None else DEFAULT_TIMEOUT)
+    comparison = compare(report, ran)
+    text = json.dumps(joint_json(report.to_json(), ran, comparison), indent=2) if args.json \
+        else joint_table(report.to_table(), ran, comparison)
+    emit(args, text + "\n", lambda: from_check(report))
+    return 0 if report.exit_code == 0 and comparison.agree else 1

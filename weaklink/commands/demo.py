@@ -27,6 +27,11 @@ def add_parser(sub) -> None:
     p.add_argument("--linker", choices=("gnu", "lld"), default="gnu",
                    help="link the executorch variants with arm-none-eabi-ld (default) or "
                    "ld.lld-16, and check the matching resolution model")
+    p.add_argument("--run", dest="execute", action="store_true",
+                   help="also execute every image on QEMU (weaklink run) and add a column with how it "
+                        "ended; adds the story's U65 rows (Corstone-300, Dedicated_Sram)")
+    p.add_argument("--timeout", type=float, default=None, metavar="S",
+                   help="with --run: seconds before a run is stopped (default 5: the hang rows wait this long)")
     p.set_defaults(run=run, accepts_extra=False)
 
 
@@ -51,6 +56,7 @@ def run(args) -> int:
     else:
         from weaklink.demo import run_demo
 
-        report = run_demo(cache=args.cache, plot_dir=args.plot, linker=args.linker)
+        report = run_demo(cache=args.cache, plot_dir=args.plot, linker=args.linker,
+                          run=args.execute, timeout=args.timeout)
     print(json.dumps(report.to_json(), indent=2) if args.json else report.to_table())
     return report.exit_code

@@ -6,27 +6,35 @@ For every fixture variant, in order:
    prediction with what arm-none-eabi-ld did (exit status, errors, extracted members, the
    defining file of every symbol);
 3. check each linked image: bind the base-address table and run the NPU emulator; U85 images
-   also compute their outputs on bytes (`check --functional`), compared with LiteRT's.
+   also compute their outputs on bytes (`check --functional`), compared with LiteRT's;
+4. with `run=True`, execute each image on QEMU as well (weaklink.demo.runs).
 """
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from weaklink import fixtures
 from weaklink.check import check
 from weaklink.demo.functional import functional_cell
+from weaklink.demo import runs
 from weaklink.demo.report import DemoReport, DemoRow
 from weaklink.resolve import link
 from weaklink.resolve.oracle import differences, recorded_run
 
 
 def run_demo(cache: str | Path | None = None, plot_dir: str | Path | None = None,
-             linker: str = "gnu") -> DemoReport:
-    """`linker="lld"`: the same variants linked by ld.lld-16, checked against the lld model."""
+             linker: str = "gnu", run: bool = False, timeout: float | None = None) -> DemoReport:
+    """`linker="lld"`: the same variants linked by ld.lld-16, checked against the lld model.
+    `run`: each image also executes on QEMU, and the U65 rows of the story are added."""
     rows = []
-    for outcome in fixtures.build(cache=cache, linker=linker):
-        rows.append(_row(outcome, Path(plot_dir) if plot_dir else None, cache))
-    return DemoReport(tuple(rows), linker)
+    variants = fixtures.VARIANTS + (runs.RUN_VARIANTS if run else ())
+    for outcome in fixtures.build(variants, cache=cache, linker=linker):
+        row = _row(outcome, Path(plot_dir) if plot_dir else None, cache)
+        if run:
+            row = replace(row, run=runs.run_row(outcome, row.check, timeout or runs.DEMO_TIMEOUT))
+        rows.append(row)
+    return DemoReport(tuple(rows), linker, ran=run)
 
 
 def _compare_gnu(outcome: fixtures.LinkOutcome):

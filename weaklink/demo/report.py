@@ -20,6 +20,7 @@ class DemoRow:
     disagreements: tuple[str, ...]
     check: CheckReport | None          # None when the link failed
     functional: object | None = None   # weaklink.demo.functional.FunctionalCell (U85 rows that ran)
+    run: object | None = None          # weaklink.demo.runs.RowRun (demo --run)
 
     @property
     def fast_scratch(self) -> FastScratch | None:
@@ -77,6 +78,8 @@ class DemoRow:
                "functional": self.functional.to_json() if self.functional is not None else None}
         if self.disagreements:
             out["disagreements"] = list(self.disagreements)
+        if self.run is not None:
+            out["run"] = self.run.to_json()
         return out
 
 
@@ -91,6 +94,7 @@ LINKERS = {"gnu": ("real ld", "arm-none-eabi-ld"), "lld": ("real ld.lld", "ld.ll
 class DemoReport:
     rows: tuple[DemoRow, ...]
     linker: str = "gnu"             # which real linker linked the rows: gnu | lld
+    ran: bool = False               # demo --run: the images executed on QEMU too
 
     @property
     def exit_code(self) -> int:
@@ -105,7 +109,7 @@ class DemoReport:
         short, tool = LINKERS[self.linker]
         head = ("backend", "runner", "target", f"link ({short})",
                 "model = ld" if self.linker == "gnu" else "model = lld",
-                "fast scratch seen by the backend", "NPU", "cycles", "outputs")
+                "fast scratch seen by the backend", "NPU", "cycles", "outputs") + (("run on QEMU",) if self.ran else ())
         body = []
         for r in self.rows:
             link = r.link if r.link == "ok" else f"{r.link} x{len(r.link_errors)}"
@@ -113,7 +117,8 @@ class DemoReport:
             body.append((r.backend, r.runner, r.target, link,
                          "yes" if r.model_agrees_with_ld else "NO", r.seen_by_backend(), npu,
                          "-" if r.cycles is None else str(r.cycles),
-                         "-" if r.functional is None else r.functional.text))
+                         "-" if r.functional is None else r.functional.text)
+                        + (((r.run.cell() if r.run else "-"),) if self.ran else ()))
         widths = [max(len(str(c)) for c in col) for col in zip(head, *body)]
         line = lambda cells: "  ".join(str(c).ljust(w) for c, w in zip(cells, widths)).rstrip()  # noqa: E731
         out = [line(head), line("-" * w for w in widths), *map(line, body), ""]
@@ -128,6 +133,12 @@ class DemoReport:
         for r in self.rows:
             for d in r.disagreements:
                 out.append(f"{r.backend}-{r.runner}-{r.target}: model differs from ld: {d}")
+        if self.ran:
+            from weaklink.demo.runs import footnotes
+
+            out.append("run on QEMU = weaklink run on mps3-an547 (Corstone-300): how the firmware "
+                       "ended; \"differs\" = a field of its table differs from check's")
+            out += footnotes(self.rows)
         return "\n".join(out)
 
 

@@ -1,0 +1,190 @@
+"""The story, executed: the fixture firmware boots on QEMU's mps3-an547, its driver programs the
+emulated NPU's registers, and the run is compared with what check predicts.
+
+The oracle for the bytes is LiteRT with its reference kernels: each runner prints an FNV-1a
+checksum of its output tensor after the inference, and it must equal the checksum of LiteRT's
+output for the same input (byte i = (i * 37 + 11) mod 256, runners/runner_main.h)."""
+from __future__ import annotations
+
+import json
+import re
+
+import numpy as np
+import pytest
+
+from weaklink import fixtures
+from weaklink.check import check
+from weaklink.cli import main
+from weaklink.run import run
+from weaklink.run.compare import compare
+
+U55 = ("ethos-u55-128", "Ethos_U55_High_End_Embedded", "Shared_Sram")
+U65 = ("ethos-u65-256", "Ethos_U65_High_End", "Dedicated_Sram")
+U55_RUNNERS = ["extern-example-u55", "removed-example-u55", "removed-custom-u55",
+               "weak-example-u55", "weak-custom-u55"]
+
+
+def _args(target):
+    t = fixtures.TARGETS[target]
+    return dict(accelerator=t.accelerator, system_config=t.system_config, memory_mode=t.memory_mode)
+
+
+def fnv1a(data: bytes) -> int:
+    h = 2166136261
+    for b in data:
+        h = ((h ^ b) * 16777619) & 0xFFFFFFFF
+    return h
+
+
+def litert_checksum(target: str) -> int:
+    from ai_edge_litert.interpreter import Interpreter, OpResolverType
+
+    network = fixtures.TARGETS[target].network
+    model = fixtures.cache_dir() / "models" / f"{network}.tflite"
+    it = Interpreter(model_path=str(model), experimental_op_resolver_type=OpResolverType.BUILTIN_REF)
+    it.allocate_tensors()
+    d = it.get_input_details()[0]
+    n = int(np.prod(d["shape"])) * np.dtype(d["dtype"]).itemsize
+    x = np.frombuffer(bytes((i * 37 + 11) & 0xFF for i in range(n)), dtype=d["dtype"]).reshape(d["shape"])
+    it.set_tensor(d["index"], x)
+    it.invoke()
+    return fnv1a(it.get_tensor(it.get_output_details()[0]["index"]).tobytes())
+
+
+def printed_checksum(uart: str) -> int:
+    return int(re.search(r"output 0: \d+ bytes, fnv1a (0x[0-9a-f]+)", uart).group(1), 16)
+
+
+@pytest.mark.parametrize("name", U55_RUNNERS)
+def test_u55_runners_run_to_completion_with_litert_bytes(run_variants, name):
+    outcome = run_variants[name]
+    report = run(outcome.elf, **_args("u55"), timeout=30)
+    assert report.outcome == "exit" and report.exit_code == 0, report.to_table()
+    assert len(report.invocations) == 1 and report.invocations[0].status == "ok"
+    assert report.invocations[0].interrupt and report.invocations[0].written
+    assert printed_checksum(report.uart) == litert_checksum("u55")
+    # the firmware read the NPU's PMU cycle counter: the emulator's cycles, through the registers
+    assert f"NPU cycles (PMU) {report.invocations[0].cycles}" in report.uart
+    assert report.status == 0
+
+
+def test_timing_mode_writes_nothing_and_the_firmware_sees_it(run_variants):
+    report = run(run_variants["weak-example-u55"].elf, **_args("u55"), functional=False, timeout=30)
+    assert report.mode == "timing" and report.exit_code == 0
+    assert not report.invocations[0].written
+    assert printed_checksum(report.uart) != litert_checksum("u55")
+
+
+@pytest.mark.parametrize("name", U55_RUNNERS + ["weak-example-u65"])
+def test_run_agrees_with_check_except_the_scratch_size(run_variants, name):
+    """Bases, status, cycles and the outcome agree. Region 1's size does not: check takes the
+    pool symbol's size, the backend passes the blob's scratch size (handles.scratch_data_size),
+    and check --run reports the difference naming both."""
+    outcome = run_variants[name]
+    target = outcome.variant.target
+    static = check(outcome.elf, **_args(target), map_path=outcome.map)
+    report = run(outcome.elf, **_args(target), timeout=30)
+    c = compare(static, report)
+    differing = [r.field for r in c.rows if r.agree is False]
+    assert differing == ["region 1 size"], c.rows
+    (finding,) = c.findings
+    pool = static.table.base(1).size
+    assert finding.rule == "run-mismatch" and f"check predicts {pool}" in finding.message
+    assert f"the firmware passed {report.calls[0].bases[1][2]}" in finding.message
+    assert {r.field for r in c.rows if r.agree} >= {"region 0 base", "region 1 base", "region 2 base",
+                                                     "status", "cycles", "outcome"}
+
+
+def test_u65_override_in_sram_runs_with_litert_bytes(run_variants):
+    report = run(run_variants["weak-example-u65"].elf, **_args("u65"), timeout=30)
+    assert report.exit_code == 0 and printed_checksum(report.uart) == litert_checksum("u65")
+    fast = report.invocations[0].bases[2]
+    assert 0x31000000 <= fast.address < 0x31200000          # the override in SRAM
+
+
+@pytest.mark.parametrize("name", ["weak-custom-u65", "removed-example-u65"])
+def test_missing_override_hangs_where_check_says(run_variants, name):
+    outcome = run_variants[name]
+    static = check(outcome.elf, **_args("u65"), map_path=outcome.map)
+    report = run(outcome.elf, **_args("u65"), timeout=3)
+    assert static.verdict == "hang" and report.outcome == "hang" and report.status == 1
+    job = report.invocations[0]
+    assert job.status == "hang" and not job.interrupt and job.bases[2].address == 0
+    # the same fault: the region check names, at the same command, for the same reason
+    assert job.result.fault_region == static.run.fault_region == 2
+    assert job.result.diagnosis == static.run.diagnosis
+    assert report.diagnosis().startswith("region 2 base 0x0 (BASEP2")
+    assert "ethosu_invoke_v3" in report.diagnosis()       # where the firmware waits
+    assert report.failure() is None
+
+
+def test_aliasing_fast_scratch_hangs_on_corstone_300(run_variants):
+    """The fast scratch inside the DDR arena: on corstone-300 the SRAM port cannot reach it."""
+    outcome = run_variants["weak-aliasing-u65"]
+    static = check(outcome.elf, **_args("u65"))
+    report = run(outcome.elf, **_args("u65"), timeout=3)
+    assert static.verdict == report.outcome == "hang"
+    assert report.invocations[0].result.diagnosis == static.run.diagnosis
+
+
+def test_run_command_json_contract(run_variants, capsys):
+    code = main(["run", str(run_variants["weak-custom-u55"].elf), *_flags(U55), "--json"])
+    data = json.loads(capsys.readouterr().out)
+    assert code == 0 and data["schema_version"] == 1 and data["exit_code"] == 0
+    assert "Application exit code: 0." in data["uart"]
+    (job,) = data["invocations"]
+    assert job["status"] == "ok" and isinstance(job["cycles"], int)
+    assert [b["region"] for b in job["bases"]] == [0, 1, 2]
+    assert all({"region", "address", "size"} <= set(b) for b in job["bases"])
+
+
+def test_run_command_table_and_hang_exit_status(run_variants, capsys):
+    code = main(["run", str(run_variants["weak-custom-u65"].elf), *_flags(U65), "--timeout", "3"])
+    out = capsys.readouterr().out
+    assert code == 1 and "HANG" in out and "diagnosis: region 2 base 0x0" in out
+
+
+def test_check_run_joins_both(run_variants, capsys):
+    code = main(["check", str(run_variants["weak-custom-u65"].elf), *_flags(U65), "--run", "--timeout", "3",
+                 "--json"])
+    data = json.loads(capsys.readouterr().out)
+    assert code == 1 and data["npu"] == "hang" and data["run"]["outcome"] == "hang"
+    assert "run-mismatch" in data["findings"]
+    rows = {r["field"]: r for r in data["comparison"]["rows"]}
+    assert rows["region 2 base"]["agree"] and rows["outcome"]["agree"] and rows["status"]["agree"]
+
+
+def test_demo_run_column(run_variants):
+    from weaklink.demo import run_demo
+
+    report = run_demo(run=True, timeout=3)
+    by = {f"{r.backend}-{r.runner}-{r.target}": r for r in report.rows}
+    assert by["weak-custom-u55"].run.cell().startswith("exit 0")
+    assert by["weak-custom-u65"].run.cell().startswith("hang")
+    assert by["weak-custom-u85"].run.cell().startswith("not run: code at 0x12000000")
+    assert by["extern-custom-u55"].run is None                      # the link failed
+    assert "run on QEMU" in report.to_table()
+    assert report.to_json()["rows"][0]["run"]["ran"] is True
+
+
+def _flags(config):
+    return ["--accelerator", config[0], "--system-config", config[1], "--memory-mode", config[2]]
+
+
+def test_a_stripped_image_runs_without_any_symbol(run_variants, tmp_path):
+    """The NPU is served at the register level: no symbol is needed. Without ethosu_invoke_v3
+    the sizes the firmware passes are not visible, and the report says so."""
+    import subprocess
+
+    from weaklink import toolchain
+
+    stripped = tmp_path / "stripped.elf"
+    subprocess.run([toolchain.tool("strip"), "--strip-all", "-o", str(stripped),
+                    str(run_variants["weak-example-u55"].elf)], check=True)
+    report = run(stripped, **_args("u55"), timeout=30)
+    assert report.image.symbols == () and report.calls == []
+    assert report.exit_code == 0 and printed_checksum(report.uart) == litert_checksum("u55")
+    job = report.invocations[0]
+    assert [b.size for b in job.bases] == [None, None, None]
+    assert {b.size_source for b in job.bases} == {"not visible at the register level"}
+    assert job.bases[1].address == 0x31000000

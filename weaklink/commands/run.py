@@ -1,0 +1,44 @@
+"""`weaklink run`: the firmware executes on QEMU (mps3-an547), the Ethos-U emulated by npu/.
+
+Exit 0 when the firmware exits with 0 and every NPU job completed, 1 when it exits otherwise
+or hangs on an NPU job, 2 on bad input: not an Arm image for the board, a crash in the
+firmware, or no exit within the timeout with no NPU job to explain it (one line with the
+program counter and the UART's last line), or no qemu-system-arm.
+"""
+from __future__ import annotations
+
+import json
+
+from weaklink.errors import InputError
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("run", help="execute the firmware on QEMU with the NPU emulated",
+                       description=__doc__.splitlines()[0])
+    p.add_argument("firmware", help="linked firmware image (ELF) for Corstone-300")
+    p.add_argument("--accelerator", required=True, help="Vela accelerator config, e.g. ethos-u55-128")
+    p.add_argument("--system-config", required=True, help="vela.ini system config, e.g. Ethos_U55_High_End_Embedded")
+    p.add_argument("--memory-mode", required=True, help="vela.ini memory mode, e.g. Shared_Sram")
+    p.add_argument("--soc", help="SoC memory map preset for the NPU's ports (default: corstone-300 for U55/U65)")
+    p.add_argument("--timeout", type=float, default=None, metavar="S",
+                   help="seconds of wall time before the run is stopped (default 60)")
+    mode = p.add_mutually_exclusive_group()
+    mode.add_argument("--functional", dest="functional", action="store_true", default=None,
+                      help="compute the NPU's outputs on bytes (default where the accelerator allows: U55/U65)")
+    mode.add_argument("--timing", dest="functional", action="store_false",
+                      help="timing only: the NPU's outputs are not written into guest memory")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(run=run, accepts_extra=False)
+
+
+def run(args) -> int:
+    from weaklink.run import DEFAULT_TIMEOUT, run as run_firmware
+
+    report = run_firmware(args.firmware, accelerator=args.accelerator, system_config=args.system_config,
+                          memory_mode=args.memory_mode, soc=args.soc, functional=args.functional,
+                          timeout=args.timeout if args.timeout is not None else DEFAULT_TIMEOUT)
+    failure = report.failure()
+    if failure:
+        raise InputError(args.firmware, failure)
+    print(json.dumps(report.to_json(), indent=2) if args.json else report.to_table())
+    return report.status

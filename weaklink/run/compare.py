@@ -1,0 +1,132 @@
+"""`check --run`: the table `check` predicts from the image, against the one the firmware passed
+when it ran. Field by field, per NPU job: each region's base (check's table against the BASEP
+register the driver programmed), each region's size (against what the firmware passed to
+`ethosu_invoke_v3`, when that call could be watched), the job's status and cycles, and the
+verdict against how the run ended. A difference is a `run-mismatch` finding that names both
+values and where each comes from; a run that crashed or stopped without an explanation is a
+`run-failed` finding.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from weaklink.analyze.findings import Finding
+
+# check's verdict against how the run ended: ok/wrong complete (the firmware exits), a hang
+# never returns, an error makes the driver or the firmware fail.
+EXPECTED_OUTCOME = {"ok": "exit", "wrong": "exit", "hang": "hang", "error": "exit"}
+
+
+@dataclass(frozen=True)
+class Row:
+    job: int
+    field: str
+    check: str
+    run: str
+    agree: bool | None        # None: the run cannot see this field
+
+    def to_json(self) -> dict:
+        return {"job": self.job, "field": self.field, "check": self.check, "run": self.run,
+                "agree": self.agree}
+
+
+@dataclass
+class Comparison:
+    rows: list[Row] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+
+    @property
+    def agree(self) -> bool:
+        return not self.findings
+
+    def _add(self, job, name, check, run, agree, why=""):
+        self.rows.append(Row(job, name, check, run, agree))
+        if agree is False:
+            self.findings.append(Finding("run-mismatch", "error", None,
+                                         f"job {job} {name}: check predicts {check}, the firmware "
+                                         f"{why or 'gave'} {run}"))
+
+
+def compare(check_report, run_report) -> Comparison:
+    out = Comparison()
+    ops = list(check_report.operators) or []
+    jobs = run_report.invocations
+    if len(ops) != len(jobs) and not (len(jobs) < len(ops) and run_report.outcome == "hang"):
+        out._add("-", "NPU jobs", str(len(ops)), str(len(jobs)), False, "started")
+    for k, (op, job) in enumerate(zip(ops, jobs)):
+        _bases(out, k, op.table, job)
+        status = "ok" if op.verdict == "wrong" else op.verdict
+        out._add(k, "status", op.verdict, job.status, status == job.status, "ran to")
+        if op.run.status == "ok" and job.status == "ok":
+            check_cycles = int(op.run.cycles["total"])
+            out._add(k, "cycles", str(check_cycles), str(job.cycles), check_cycles == job.cycles, "took")
+    expected = EXPECTED_OUTCOME.get(check_report.verdict)
+    outcome = run_report.outcome
+    if outcome in ("crash", "timeout", "qemu"):
+        out.findings.append(Finding("run-failed", "error", None, run_report.failure()))
+        out.rows.append(Row("-", "outcome", check_report.verdict, outcome, False))
+    else:
+        out._add("-", "outcome", f"{check_report.verdict} (the firmware {'hangs' if expected == 'hang' else 'returns'})",
+                 _outcome_text(run_report), expected == outcome, "")
+    return out
+
+
+def _outcome_text(run_report) -> str:
+    if run_report.outcome == "exit":
+        return f"exit {run_report.exit_code}"
+    return f"{run_report.outcome} (no exit within {run_report.timeout:g} s)"
+
+
+def _bases(out: Comparison, k: int, table, job) -> None:
+    given = {b.region: b for b in job.bases}
+    for b in table.bases:
+        r = given.get(b.region)
+        if r is None:
+            out._add(k, f"region {b.region} base", f"0x{b.address:x}", "not programmed", False,
+                     "left BASEP as")
+            continue
+        out._add(k, f"region {b.region} base", f"0x{b.address:x} ({b.note})",
+                 f"0x{r.address:x} (BASEP{b.region})", b.address == r.address, "programmed")
+        if r.size is None:
+            out.rows.append(Row(k, f"region {b.region} size", str(b.size), "unknown: " + r.size_source, None))
+        else:
+            out._add(k, f"region {b.region} size", f"{b.size} ({b.note})",
+                     f"{r.size} (ethosu_invoke_v3's base_addr_size[{b.region}])", b.size == r.size, "passed")
+
+
+def table(comparison: Comparison) -> list[str]:
+    rows = [("job", "field", "check", "run", "")]
+    for r in comparison.rows:
+        mark = "=" if r.agree else ("?" if r.agree is None else "DIFFERS")
+        rows.append((str(r.job), r.field, r.check, r.run, mark))
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    return ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
+
+
+def joint_json(check_json: dict, run_report, comparison: Comparison) -> dict:
+    """check's JSON with the run and the comparison added (no field renamed or removed)."""
+    data = dict(check_json)
+    data["findings"] = list(dict.fromkeys(list(data.get("findings", []))
+                                          + [f.rule for f in comparison.findings]))
+    data["finding_details"] = list(data.get("finding_details", [])) + [f.to_json() for f in comparison.findings]
+    data["run"] = run_report.to_json()
+    data["comparison"] = {"agree": comparison.agree, "rows": [r.to_json() for r in comparison.rows]}
+    return data
+
+
+def joint_table(check_text: str, run_report, comparison: Comparison) -> str:
+    lines = [check_text, "", f"run: {run_report.headline()} on QEMU {run_report.board} "
+             f"({run_report.seconds.get('wall', 0):.2f} s)"]
+    uart = run_report.uart.replace("\x04", "").rstrip("\n")
+    lines += [f"  uart: {line}" for line in uart.splitlines()]
+    lines += [f"  NPU job {j.index}: {j.note}" for j in run_report.invocations if j.note]
+    lines += [f"  note: {n}" for n in run_report.notes]
+    lines += [""] + table(comparison)
+    if comparison.findings:
+        lines.append("")
+        lines += [f"{f.severity}: [{f.rule}] {f.message}" for f in comparison.findings]
+    if run_report.diagnosis():
+        lines += ["", f"run diagnosis: {run_report.diagnosis()}"]
+    lines += ["", "check and run agree" if comparison.agree
+              else f"check and run differ in {len(comparison.findings)} field(s)"]
+    return "\n".join(lines)

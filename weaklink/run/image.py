@@ -1,0 +1,116 @@
+"""What `run` needs to know about the image before it boots it: that it is an Arm image the
+board can load, its vector table (the fault handlers to watch), the driver functions it may
+watch when their symbols are there, and a few unused bytes where the interrupt stub can live."""
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from weaklink.errors import InputError
+from weaklink.read import elfstructs as S
+from weaklink.read.elf import ElfFile
+from weaklink.run.board import Board
+
+PT_LOAD, SHF_ALLOC = 1, 0x2
+# Exception numbers of the fault vectors (Armv8-M): NMI, HardFault, MemManage, BusFault,
+# UsageFault, SecureFault.
+FAULTS = {2: "NMI", 3: "HardFault", 4: "MemManage", 5: "BusFault", 6: "UsageFault", 7: "SecureFault"}
+# Optional: where the firmware calls the driver, for the sizes it passes (the NPU never sees them).
+INVOKE = "ethosu_invoke_v3"
+STUB_BYTES = 32
+
+
+@dataclass(frozen=True)
+class RunImage:
+    path: str
+    board: Board
+    initial_sp: int
+    reset: int
+    handlers: dict[int, int]          # exception number -> handler address (Thumb bit clear)
+    functions: dict[str, int] = field(default_factory=dict)
+    stub: int = 0                     # where the interrupt stub is written
+    symbols: tuple[tuple[int, int, str], ...] = ()      # FUNC symbols: (address, size, name)
+
+    def where(self, pc: int | None) -> str:
+        """`pc` as function+offset, when a function symbol covers it."""
+        if pc is None:
+            return "pc unknown"
+        best = None
+        for address, size, name in self.symbols:
+            if address <= pc < address + max(size, 1) and (best is None or address > best[0]):
+                best = (address, name)
+        text = f"pc 0x{pc:08x}"
+        return f"{text} ({best[1]}+0x{pc - best[0]:x})" if best else text
+
+
+def load(path: str | Path, board: Board) -> RunImage:
+    path = str(path)
+    elf = ElfFile.from_path(path)                         # not ELF32 LE ARM: one line, exit 2
+    if elf.header["e_type"] != 2:
+        raise InputError(path, f"ELF type {elf.header['e_type']}, expected 2 (an executable image)", 16)
+    loads = [p for p in elf.phdrs if p.p_type == PT_LOAD and p.p_memsz]
+    if not loads:
+        raise InputError(path, "no loadable segment: nothing to boot")
+    for p in loads:
+        _in_memory(path, board, p.p_paddr, p.p_filesz, "loads")
+        _in_memory(path, board, p.p_vaddr, p.p_memsz, "occupies")
+    vectors = _read(elf, loads, board.vector_table, 8 + 4 * max(FAULTS) - 4)
+    if vectors is None:
+        raise InputError(path, f"no vector table at 0x{board.vector_table:08x}: {board.machine} "
+                         "boots from the start of ITCM, and no segment loads it")
+    words = struct.unpack_from(f"<{len(vectors) // 4}I", vectors)
+    sp, reset = words[0], words[1]
+    if not reset & 1 or board.memory_at(reset & ~1) is None:
+        raise InputError(path, f"reset vector 0x{reset:08x} is not a Thumb address in "
+                         f"{board.machine}'s memory", 4)
+    handlers = {n: words[n] & ~1 for n in FAULTS if n < len(words) and words[n] & 1}
+    symbols = _function_symbols(elf)
+    functions = {name: address for address, _, name in symbols if name == INVOKE}
+    return RunImage(path, board, sp, reset & ~1, handlers, functions,
+                    _stub_address(path, elf, loads, board), tuple(symbols))
+
+
+def _in_memory(path, board: Board, address: int, size: int, verb: str) -> None:
+    if size and board.memory_at(address, size) is None:
+        raise InputError(path, f"a segment {verb} 0x{address:08x}..0x{address + size:08x}, outside "
+                         f"{board.machine}'s memory ({board.describe()}): not an image for this "
+                         "board (Corstone-300)")
+
+
+def _read(elf: ElfFile, loads, address: int, size: int) -> bytes | None:
+    for p in loads:
+        if p.p_paddr <= address and address + size <= p.p_paddr + p.p_filesz:
+            start = p.p_offset + address - p.p_paddr
+            return bytes(elf.data[start:start + size])
+    return None
+
+
+def _function_symbols(elf: ElfFile) -> list[tuple[int, int, str]]:
+    """Defined function symbols (Thumb bit cleared): for naming PCs, and for the optional
+    breakpoint on the driver's invoke."""
+    if elf.symtab_index is None or not len(elf.symbols):
+        return []
+    syms = elf.symbols
+    out = []
+    for k, name in enumerate(elf.symbol_names()):
+        if name and (int(syms["st_info"][k]) & 0xF) == S.STT_FUNC and int(syms["st_shndx"][k]):
+            out.append((int(syms["st_value"][k]) & ~1, int(syms["st_size"][k]), name))
+    return sorted(out)
+
+
+def _stub_address(path, elf: ElfFile, loads, board: Board) -> int:
+    """STUB_BYTES at the top of a RAM the image leaves unused (ITCM first: code memory, secure
+    alias), for the few instructions that raise the NPU's interrupt from inside the guest."""
+    used = [(p.p_vaddr, p.p_vaddr + p.p_memsz) for p in loads]
+    used += [(p.p_paddr, p.p_paddr + p.p_memsz) for p in loads]
+    used += [(s.sh_addr, s.sh_addr + s.sh_size) for s in elf.shdrs if s.sh_flags & SHF_ALLOC]
+    for memory in board.memories:
+        if memory.rom or not memory.aliased:
+            continue
+        lo, hi = memory.spans()[-1]
+        stub = hi - STUB_BYTES
+        if not any(a < stub + STUB_BYTES and stub < b for a, b in used):
+            return stub
+    raise InputError(path, f"every RAM of {board.machine} ends in bytes the image uses: no room "
+                     "for the interrupt stub")

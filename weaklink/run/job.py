@@ -1,0 +1,170 @@
+"""One NPU job, as the register model saw it start: the command stream at QBASE, the regions at
+the BASEP addresses, run on `npu/`: timing always, and on bytes where the accelerator allows.
+
+The NPU is given no sizes: a region is an address. The sizes the firmware passed to
+`ethosu_invoke_v3` are known only when that function can be watched (its symbol is in the
+image); they bound the emulator's out-of-bounds check and are reported. For the bytes, each
+region is read from guest memory as far as the stream reaches into it, the stream runs on
+them, and every range the NPU wrote is written back into guest memory, as the NPU's DMA would
+have done before it raised its interrupt.
+"""
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass, field
+
+import npu
+from npu.emulate.ops import op_accesses, operations
+from npu.errors import InputError
+from npu.functional.engine import Engine
+from npu.functional.memory import AddressSpace
+from npu.hw import accelerator as npu_accelerator
+from npu.read.cop1 import COMMAND_STREAM, MAGIC, NOP, OPTIMIZER_CONFIG
+
+from weaklink.run.device import Start
+
+# The COP1 wrapper put around a bare register stream: magic, OPTIMIZER_CONFIG with the
+# accelerator's CONFIG and ID (the hardware the stream runs on: it tells the decoder which
+# command set), three NOPs, COMMAND_STREAM. The stream starts 32 bytes in, so the wrapper's
+# address keeps the stream's 16-byte alignment.
+WRAPPER = 32
+
+
+@dataclass(frozen=True)
+class RunBase:
+    region: int
+    address: int
+    size: int | None          # as passed to ethosu_invoke_v3, when that call was seen
+    size_source: str          # "ethosu_invoke_v3" | "not visible at the register level"
+
+    def to_json(self) -> dict:
+        return {"region": self.region, "address": self.address, "size": self.size,
+                "size_source": self.size_source}
+
+
+@dataclass
+class Invocation:
+    index: int
+    pc: int                   # the store to CMD that started the job
+    stream_address: int
+    stream_size: int
+    bases: list[RunBase]
+    mode: str                 # functional | timing
+    result: object = None     # npu.RunResult
+    written: list[tuple[int, int]] = field(default_factory=list)  # (address, bytes) put into guest memory
+    interrupt: bool = False   # the completion interrupt was raised
+    note: str | None = None
+    hardware: object = None   # npu.RunResult without the firmware's sizes (an `error` job)
+
+    @property
+    def completed(self):
+        """The run the NPU itself makes: the emulator's, or for an `error` (a size the
+        firmware passed is exceeded) the same stream unbounded."""
+        return self.hardware if self.hardware is not None else self.result
+
+    @property
+    def status(self) -> str:
+        return self.result.status
+
+    @property
+    def cycles(self) -> int | None:
+        return int(self.result.cycles["total"]) if self.result.status == "ok" else None
+
+    def to_json(self) -> dict:
+        return {"index": self.index, "pc": self.pc, "stream_address": self.stream_address,
+                "stream_size": self.stream_size, "bases": [b.to_json() for b in self.bases],
+                "status": self.status, "cycles": self.cycles, "diagnosis": self.result.diagnosis,
+                "mode": self.mode, "interrupt": self.interrupt,
+                "written": [{"address": a, "size": n} for a, n in self.written],
+                "note": self.note, "emulation": self.result.to_json()}
+
+
+def wrap_stream(stream: bytes, accelerator: str) -> bytes:
+    acc = npu_accelerator(accelerator)
+    words = len(stream) // 4
+    header = struct.pack("<8I", MAGIC, OPTIMIZER_CONFIG, acc.config_word, acc.id_word, NOP, NOP, NOP,
+                         COMMAND_STREAM | (words & 0xFFFF) << 16 | (words >> 16 & 0xFF) << 8)
+    return header + stream[:words * 4]
+
+
+def functional_supported(accelerator: str) -> bool:
+    """The bytes are computed for U55/U65 (npu/functional); U85 runs for timing only."""
+    return not npu_accelerator(accelerator).is_u85
+
+
+def run_job(start: Start, index: int, pc: int, memory, *, accelerator: str, system_config: str,
+            memory_mode: str, soc: str, functional: bool, sizes: dict[int, int] | None,
+            required: bool = False) -> Invocation:
+    """`memory` reads and writes guest memory (`read(address, n)`, `write(address, data)`).
+    A stream the functional engine cannot compute fails the run when the bytes were asked for
+    (`required`), and otherwise runs for timing with the reason in the job's note."""
+    stream = memory.read(start.qbase, start.qsize) if start.qsize else b""
+    where = f"command stream at 0x{start.qbase:08x} ({start.qsize} bytes, from QBASE/QSIZE)"
+    model = npu.load_model(wrap_stream(stream, accelerator), where)
+    regions = sorted(set(start.basep) | model.regions_used())
+    bases = [RunBase(r, start.basep.get(r, 0), (sizes or {}).get(r),
+                     "ethosu_invoke_v3" if sizes and r in sizes else "not visible at the register level")
+             for r in regions]
+    stream_address = start.qbase - WRAPPER if start.qbase >= WRAPPER else 0
+    result = npu.run(model, accelerator=accelerator, system_config=system_config,
+                     memory_mode=memory_mode, soc=soc, stream_address=stream_address,
+                     bases=[npu.Base(b.region, b.address, b.size or 0) for b in bases])
+    job = Invocation(index, pc, start.qbase, start.qsize, bases,
+                     "functional" if functional else "timing", result)
+    if result.status == "error" and any(b.size for b in bases):
+        # The emulator bounds each region by the size the firmware passed; the NPU has no such
+        # bound and runs on: its own run is the same stream with the sizes left out.
+        job.hardware = npu.run(model, accelerator=accelerator, system_config=system_config,
+                               memory_mode=memory_mode, soc=soc, stream_address=stream_address,
+                               bases=[npu.Base(b.region, b.address, 0) for b in bases])
+    if functional and job.completed.status != "hang":
+        try:
+            job.written = compute(model, accelerator, {b.region: b.address for b in bases}, memory)
+        except InputError as e:
+            if required:
+                raise
+            job.mode = "timing"
+            job.note = f"outputs not computed, timing only: {e.what}"
+    return job
+
+
+def reach(model, accelerator: str) -> dict[int, int]:
+    """How far the stream's accesses (over-fetch included) go into each region."""
+    acc = npu_accelerator(accelerator)
+    out: dict[int, int] = {}
+    for op in operations(model.commands, acc.microblocks, acc.weight_overfetch):
+        for a in op_accesses(op):
+            out[a.region] = max(out.get(a.region, 0), a.offset + a.length)
+    return out
+
+
+def compute(model, accelerator: str, bases: dict[int, int], memory) -> list[tuple[int, int]]:
+    """Run the stream on the guest's bytes and write back what the NPU wrote."""
+    acc = npu_accelerator(accelerator)
+    sizes = {r: n for r, n in reach(model, accelerator).items() if n}
+    space = AddressSpace.build({r: bases.get(r, 0) for r in sizes}, sizes)
+    for r in sizes:        # overlapping regions share bytes: each reads the same guest memory
+        space.views[r][:] = memoryview(memory.read(bases.get(r, 0), sizes[r]))
+    engine = Engine(model.commands, space, acc.ofm_ublock[2], model.path, acc.shram_kb)
+    try:
+        engine.run()
+    except InputError as e:
+        raise InputError(model.path, e.what, e.offset) from None
+    written = []
+    for r in sorted({w.region for w in space.writes}):
+        base, view = space.bases[r], space.views[r]
+        for lo, hi in _merge((w.start, w.end) for w in space.writes if w.region == r):
+            if (lo, hi - lo) not in written:
+                memory.write(lo, view[lo - base:hi - base].tobytes())
+                written.append((lo, hi - lo))
+    return written
+
+
+def _merge(ranges) -> list[tuple[int, int]]:
+    out: list[list[int]] = []
+    for lo, hi in sorted(ranges):
+        if out and lo <= out[-1][1]:
+            out[-1][1] = max(out[-1][1], hi)
+        else:
+            out.append([lo, hi])
+    return [(lo, hi) for lo, hi in out]

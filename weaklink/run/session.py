@@ -1,0 +1,365 @@
+"""One run: QEMU boots the image halted, the debugger serves the NPU's register page, and the
+firmware runs until it exits, crashes or the time is up.
+
+How the NPU is served, for any driver version, stripped or inlined:
+- an access watchpoint covers each alias of the register page; the CPU stops before the load
+  or store, the debugger performs it on the register model (weaklink.run.thumb,
+  weaklink.run.device) and moves the PC past it;
+- the store to CMD that starts a job runs the command stream on `npu/` (weaklink.run.job): the
+  bytes it writes go into guest memory, then STATUS says done and the NPU's interrupt is raised;
+- the interrupt is raised from inside the guest: a debugger's write to the NVIC is dropped
+  (measured), so a five-instruction stub in memory the image does not use sets the IRQ's
+  Set-Pending bit (NVIC_ISPR). The CPU takes it when the firmware's masking allows, through the
+  firmware's own vector table and handler, as it would take the hardware's;
+- a job the emulator says hangs raises nothing: the firmware waits, as on the hardware;
+- breakpoints: the fault vectors (a crash ends the run with the faulting PC), and, when the
+  image has the symbol, `ethosu_invoke_v3` (the sizes the firmware passes, which the NPU
+  never sees). Neither is needed to serve the NPU.
+"""
+from __future__ import annotations
+
+import re
+import struct
+import time
+from dataclasses import dataclass, field
+
+from npu.hw import accelerator as npu_accelerator
+from npu.soc import load_soc
+
+from weaklink.errors import InputError
+from weaklink.run import rsp
+from weaklink.run.device import PAGE, EthosU
+from weaklink.run.image import FAULTS, INVOKE, RunImage
+from weaklink.run.job import Invocation, run_job
+from weaklink.run.qemu import Qemu
+from weaklink.run.thumb import decode, it_advance
+
+POLL = 0.05               # seconds between looks at the UART while the firmware runs
+# How Arm's Corstone platform code (ethos-u core_platform, targets/corstone-300/retarget.c)
+# ends a program: _exit() prints "Application exit code: N." and end-of-transmission (0x04,
+# which stops an FVP run with uart0.shutdown_on_eot), then spins. Either ends the run here.
+EOT = b"\x04"
+EXIT_LINE = re.compile(rb"Application exit code: (-?\d+)\.\r?\n")
+XPSR, PC, SP, LR = 16, 15, 13, 14
+IT_BITS = (0x3F << 10) | (0x3 << 25)
+
+
+@dataclass(frozen=True)
+class DriverCall:
+    """Arguments of one `ethosu_invoke_v3` call (AAPCS: r0-r3, then the stack)."""
+    pc: int
+    custom_data: int
+    custom_data_size: int
+    bases: tuple[tuple[int, int, int], ...]     # (region, address, size)
+
+    def to_json(self) -> dict:
+        return {"custom_data": self.custom_data, "custom_data_size": self.custom_data_size,
+                "bases": [{"region": r, "address": a, "size": n} for r, a, n in self.bases]}
+
+
+@dataclass
+class End:
+    """How the run ended."""
+    kind: str                 # exit | eot | timeout | crash | qemu
+    exit_code: int | None = None
+    pc: int | None = None
+    detail: str = ""
+
+
+class Ended(Exception):
+    def __init__(self, end: End):
+        super().__init__(end.detail)
+        self.end = end
+
+
+@dataclass
+class Session:
+    image: RunImage
+    accelerator: str
+    system_config: str
+    memory_mode: str
+    soc: str
+    functional: bool
+    timeout: float
+    required: bool = False            # --functional given: a stream the engine cannot compute is an error
+    invocations: list[Invocation] = field(default_factory=list)
+    calls: list[DriverCall] = field(default_factory=list)
+    npu_seconds: float = 0.0
+    boot_seconds: float = 0.0
+    decoded: dict = field(default_factory=dict)
+
+    def run(self) -> tuple[End, bytes, bytes]:
+        """Boot, serve, and return how it ended, the UART bytes and semihosting's."""
+        board = self.image.board
+        acc = npu_accelerator(self.accelerator)
+        self.device = EthosU(acc.id_word, acc.config_word)
+        self.ports = list(load_soc(self.soc).ports)
+        start = time.monotonic()
+        self.qemu = Qemu.start(board.machine, self.image.path)
+        try:
+            try:
+                self.client = rsp.GdbClient.connect(str(self.qemu.gdb), timeout=10.0,
+                                                    alive=lambda: self.qemu.exited() is None)
+            except rsp.RspError as e:
+                self.qemu.stop()
+                raise InputError(self.image.path, f"QEMU did not start: {self.qemu.errors() or e}") from None
+            self.boot_seconds = time.monotonic() - start
+            self.deadline = start + self.timeout
+            try:
+                self._arm()
+                end = self._until(None)
+            except Ended as e:
+                end = e.end
+            except rsp.RspError as e:
+                end = self._qemu_end(str(e))
+            return end, self.qemu.uart_text(), self.qemu.semihosting_text()
+        finally:
+            self.qemu.close()
+
+    # -- set-up ----------------------------------------------------------------------------------
+    def _arm(self) -> None:
+        c, board, image = self.client, self.image.board, self.image
+        for page in board.npu_pages:
+            c.insert(rsp.ACCESS_WATCH, page, PAGE)
+        self.faults = {}
+        for number, address in image.handlers.items():
+            self.faults.setdefault(address, number)
+        self.breaks = set(self.faults)
+        if INVOKE in image.functions:
+            self.breaks.add(image.functions[INVOKE])
+        for address in self.breaks:
+            c.insert(rsp.HW_BREAKPOINT, address)
+        bit = board.npu_irq % 32
+        c.write_memory(image.stub, stub_code(board.nvic_ispr + 4 * (board.npu_irq // 32), 1 << bit))
+
+    # -- the loop ----------------------------------------------------------------------------------
+    def _until(self, target: int | None) -> End | None:
+        """Run until `target` (a PC with a breakpoint), serving every stop on the way; without
+        a target, until the firmware ends (raised as Ended)."""
+        while True:
+            stop = self._resume()
+            regs = self.client.core_registers()
+            pc = regs[PC]
+            if stop.watch:
+                self._access(regs)
+            elif target is not None and pc == target:
+                return None
+            elif pc in self.faults:
+                raise Ended(self._crash(regs))
+            elif pc == self.image.functions.get(INVOKE):
+                self._driver_call(regs)
+                self._step_over(pc)
+            else:
+                raise Ended(End("crash", pc=pc, detail=f"stopped by signal {stop.signal}"))
+
+    def _resume(self) -> rsp.Stop:
+        c = self.client
+        c.resume()
+        while True:
+            left = self.deadline - time.monotonic()
+            stop = c.wait(max(min(POLL, left), 0))
+            if stop is not None:
+                if stop.exited:
+                    raise Ended(self._exited(stop))
+                return stop
+            uart = self.qemu.uart_text()
+            m = EXIT_LINE.search(uart)
+            if EOT in uart or m:
+                c.interrupt()
+                raise Ended(End("eot", int(m.group(1)) if m else None,
+                                detail="the firmware sent end-of-transmission (0x04) on the UART"
+                                if EOT in uart else "the firmware printed its exit line"))
+            if left <= 0:
+                stop = c.interrupt()
+                pc = c.core_registers()[PC] if stop is not None and not stop.exited else None
+                raise Ended(End("timeout", pc=pc, detail=f"no exit within {self.timeout:g} s"))
+
+    def _exited(self, stop: rsp.Stop) -> End:
+        if stop.killed is not None:
+            return End("qemu", detail=f"QEMU was terminated by signal {stop.killed}")
+        code = stop.exit_code
+        # semihosting SYS_EXIT's status is a process exit status: 0..255, negatives wrap
+        self.qemu.process.wait(5)
+        rc = self.qemu.process.returncode
+        code = rc if rc is not None and rc >= 0 else code
+        return End("exit", code - 256 if code is not None and code > 127 else code,
+                   detail="semihosting exit")
+
+    def _qemu_end(self, why: str) -> End:
+        try:
+            self.qemu.process.wait(2)
+        except Exception:
+            pass
+        rc = self.qemu.exited()
+        err = self.qemu.errors().splitlines()
+        detail = err[-1] if err else why
+        if rc is not None and not err:
+            return End("exit", rc - 256 if rc > 127 else rc, detail="QEMU exited")
+        return End("qemu", detail=f"QEMU stopped: {detail}")
+
+    def _step_over(self, pc: int) -> None:
+        """QEMU stops at a breakpoint again at once: step off it with it removed."""
+        c = self.client
+        c.remove(rsp.HW_BREAKPOINT, pc)
+        stop = c.step()
+        if stop.exited:
+            raise Ended(self._exited(stop))
+        if stop.watch:
+            self._access(c.core_registers())
+        c.insert(rsp.HW_BREAKPOINT, pc)
+
+    # -- the register page -------------------------------------------------------------------------
+    def _page(self, address: int) -> int | None:
+        for page in self.image.board.npu_pages:
+            if page <= address < page + PAGE:
+                return address - page
+        return None
+
+    def _access(self, regs: list[int]) -> None:
+        """Perform the load or store at the PC on the register model, then move past it."""
+        c, pc = self.client, regs[PC]
+        access = self.decoded.get(pc)
+        if access is None:          # code does not change under the driver: decode each PC once
+            access = self.decoded[pc] = decode(c.read_memory(pc, 4), pc, self.image.path)
+        address, new = access.address(regs), {}
+        span = len(access.registers) * access.size
+        if not any(self._page(a) is not None for a in range(address, address + span, access.size)):
+            raise Ended(End("crash", pc=pc, detail=f"the access watchpoint stopped an instruction whose "
+                            f"address 0x{address:08x} is not in the NPU's register page"))
+        started = None
+        for k, rt in enumerate(access.registers):
+            at = address + k * access.size
+            offset = self._page(at)
+            if access.load:
+                value = self._load(at, offset, access.size, access.signed)
+                new[rt] = value
+            else:
+                value = regs[rt] & ((1 << 8 * access.size) - 1)
+                if offset is None:
+                    c.write_memory(at, value.to_bytes(access.size, "little"))
+                else:
+                    started = self._store(offset, access.size, value) or started
+        base = access.new_base(regs)
+        if base is not None and not (access.load and access.base in new):
+            new[access.base] = base
+        if PC in new:
+            raise Ended(End("crash", pc=pc, detail="a load into the PC from the NPU's registers"))
+        for r, value in new.items():
+            c.write_register(f"r{r}", value)
+        c.write_register("pc", pc + access.length)
+        if it_advance(regs[XPSR]) != regs[XPSR]:
+            c.write_register("xpsr", it_advance(regs[XPSR]))
+        if started is not None:
+            self._job(started, pc)
+
+    def _load(self, at: int, offset: int | None, size: int, signed: bool) -> int:
+        if offset is None:
+            raw = int.from_bytes(self.client.read_memory(at, size), "little")
+        else:
+            raw = (self.device.read(offset) >> 8 * (offset & 3)) & ((1 << 8 * size) - 1)
+        if signed and raw >> (8 * size - 1):
+            raw -= 1 << 8 * size
+        return raw & 0xFFFFFFFF
+
+    def _store(self, offset: int, size: int, value: int):
+        if size < 4:                  # a narrow store merges into the 32-bit register
+            shift, mask = 8 * (offset & 3), (1 << 8 * size) - 1
+            value = (self.device.read(offset) & ~(mask << shift)) | (value << shift)
+        return self.device.write(offset, value)
+
+    # -- a job and its interrupt ---------------------------------------------------------------
+    def _job(self, start, pc: int) -> None:
+        begun = time.monotonic()
+        call = self.calls[-1] if self.calls else None
+        sizes = {r: n for r, _, n in call.bases} if call else None
+        job = run_job(start, len(self.invocations), pc, GuestMemory(self.client),
+                      accelerator=self.accelerator, system_config=self.system_config,
+                      memory_mode=self.memory_mode, soc=self.soc, functional=self.functional,
+                      sizes=sizes, required=self.required)
+        self.npu_seconds += time.monotonic() - begun
+        self.invocations.append(job)
+        done = job.completed
+        if done.status == "hang":
+            job.note = "the NPU never completes: no interrupt is raised"
+            return
+        if job.status == "error":
+            job.note = ("the emulator's check failed (see the NPU line); the NPU itself has no such "
+                        f"check: it ran the stream to its end in {int(done.cycles['total'])} cycles "
+                        "and raised its interrupt")
+        self.device.finish({"cycles": done.cycles["total"], **done.pmu}, self.ports)
+        self._raise_irq()
+        job.interrupt = True
+
+    def _raise_irq(self) -> None:
+        """Run the stub: it sets the NPU IRQ's pending bit from inside the guest."""
+        c, stub = self.client, self.image.stub
+        regs = c.core_registers()
+        end = stub + STUB_LENGTH
+        c.write_register("pc", stub)
+        c.write_register("xpsr", regs[XPSR] & ~IT_BITS)
+        c.insert(rsp.HW_BREAKPOINT, end)
+        self._until(end)
+        c.remove(rsp.HW_BREAKPOINT, end)
+        for r in (0, 1):
+            c.write_register(f"r{r}", regs[r])
+        c.write_register("pc", regs[PC])
+        c.write_register("xpsr", regs[XPSR])
+
+    # -- crashes and driver calls --------------------------------------------------------------
+    def _crash(self, regs: list[int]) -> End:
+        number = regs[XPSR] & 0x1FF
+        pc = regs[PC]
+        if number >= 16:
+            return End("crash", pc=pc, detail=f"interrupt {number} (IRQ {number - 16}) went to the fault "
+                       "handler: the image has no handler of its own for it")
+        stacked = None
+        try:
+            frame = self.client.read_memory(regs[SP], 32)
+            stacked = struct.unpack_from("<I", frame, 24)[0]
+        except rsp.RspError:
+            pass
+        name = FAULTS.get(number, f"exception {number}")
+        return End("crash", pc=stacked if stacked is not None else pc,
+                   detail=f"{name} (pc from the exception frame; its handler at 0x{pc:08x} was entered)"
+                   if stacked is not None else name)
+
+    def _driver_call(self, regs: list[int]) -> None:
+        c = self.client
+        args = struct.unpack("<III", c.read_memory(regs[SP], 12))
+        count = args[1]
+        if not 0 <= count <= 8:
+            return
+        addresses = struct.unpack(f"<{count}Q", c.read_memory(regs[3], 8 * count)) if count else ()
+        sizes = struct.unpack(f"<{count}I", c.read_memory(args[0], 4 * count)) if count else ()
+        self.calls.append(DriverCall(regs[PC], regs[1], regs[2],
+                                     tuple((i, a, n) for i, (a, n) in enumerate(zip(addresses, sizes)))))
+
+
+class GuestMemory:
+    def __init__(self, client: rsp.GdbClient):
+        self.client = client
+
+    def read(self, address: int, size: int) -> bytes:
+        return self.client.read_memory(address, size)
+
+    def write(self, address: int, data: bytes) -> None:
+        self.client.write_memory(address, data)
+
+
+def _movw_movt(rd: int, value: int) -> bytes:
+    """MOVW then MOVT (Thumb-2, T3 and T1 encodings): rd = value."""
+    out = b""
+    for op, half in ((0xF240, value & 0xFFFF), (0xF2C0, value >> 16)):
+        hw1 = op | (half >> 11 & 1) << 10 | half >> 12
+        hw2 = (half >> 8 & 7) << 12 | rd << 8 | (half & 0xFF)
+        out += struct.pack("<HH", hw1, hw2)
+    return out
+
+
+def stub_code(register: int, value: int) -> bytes:
+    """r0 = register; r1 = value; str r1, [r0]; dsb; isb: the store that pends the IRQ."""
+    return (_movw_movt(0, register) + _movw_movt(1, value) + struct.pack("<H", 0x6001)
+            + struct.pack("<HHHH", 0xF3BF, 0x8F4F, 0xF3BF, 0x8F6F))
+
+
+STUB_LENGTH = len(stub_code(0, 0))
