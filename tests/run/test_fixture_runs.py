@@ -118,13 +118,16 @@ def test_missing_override_hangs_where_check_says(run_variants, name):
     assert report.failure() is None
 
 
-def test_aliasing_fast_scratch_hangs_on_corstone_300(run_variants):
-    """The fast scratch inside the DDR arena: on corstone-300 the SRAM port cannot reach it."""
+def test_aliasing_fast_scratch_completes_on_corstone_300(run_variants):
+    """The fast scratch inside the DDR arena: Corstone-300's NPU reaches DDR (through AXI0 by
+    assumption, printed), so the job completes in the firmware as check predicts; the damage is
+    to the bytes (`check --functional` says `wrong`), not a hang."""
     outcome = run_variants["weak-aliasing-u65"]
     static = check(outcome.elf, **_args("u65"))
     report = run(outcome.elf, **_args("u65"), timeout=3)
-    assert static.verdict == report.outcome == "hang"
-    assert report.invocations[0].result.diagnosis == static.run.diagnosis
+    assert static.verdict == "ok" and any("DDR" in a for a in static.assumptions)
+    assert report.outcome == "exit" and report.invocations[0].status == "ok"
+    assert report.invocations[0].result.cycles["total"] == static.run.cycles["total"]
 
 
 def test_run_command_json_contract(run_variants, capsys):
