@@ -399,7 +399,7 @@ def vela_tflite(target: str, network: str = FIXTURE_NETWORK, cache: str | Path |
                                                 t.memory_mode, cache_dir(cache) / "models"))
 
 
-# -- npuapp: an application linked by the gcc driver with newlib (issue 9) ------------------------
+# -- npuapp: an application linked by the gcc driver with newlib --------------------------------
 
 def _npuapp() -> Path:
     """Read at call time: use_fixtures() may move the sources."""

@@ -1,4 +1,4 @@
-"""The result of a modelled link: immutable records, rendered as JSON (the issue-3 contract)
+"""The result of a modelled link: immutable records, rendered as JSON (docs/json-contract.md)
 or as a readable table. Compute once, format many."""
 from __future__ import annotations
 
