@@ -3,8 +3,8 @@
 350 fixed seeds (new seeds are swept by hand: tests/link/sweep_lld.py --first N), and 100
 scenarios of the GNU differential generator (linkgen.py: -T scripts with ENTRY/PROVIDE/
 assignments, -y, thin archives), whose definitions are not all distinct. Agreement must be
-100%: exit status, errors (kind, symbol, and the whole message in lld's wording), the --why-extract list
-in order, --warn-backrefs warnings, and the defining file of every global symbol read back
+100%: exit status, errors (kind, symbol, and the whole message in lld's wording), the
+--why-extract list in order, --warn-backrefs warnings, and the defining file of every global symbol read back
 from the linked image (lldgen.py gives every definition distinct contents).
 """
 from __future__ import annotations
