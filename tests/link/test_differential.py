@@ -1,7 +1,7 @@
 """Differential test: random scenarios linked by the real arm-none-eabi-ld and by the model.
 
 350 fixed seeds, so every run (and CI) compares the same links; new seeds are swept by hand
-with tests/link/sweep_fresh.py. All scenarios are assembled in one thread pool first.
+with benchmarks/sweep_link.py. All scenarios are assembled in one thread pool first.
 Agreement must be 100%: success, errors (kind, symbol, file), extracted members in order,
 commons, the whole --cref table, and every symbol's defining file.
 """

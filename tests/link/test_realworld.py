@@ -5,7 +5,7 @@ agreement must be 100% on exit status, errors, extracted members in order, commo
 the --cref table, every symbol's defining file and the collected sections.
 
 320 fixed seeds, the same in every run; new seeds are swept by hand with
-tests/link/sweep_fresh.py --generator real."""
+benchmarks/sweep_link.py --real N --start S."""
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
