@@ -1,6 +1,6 @@
 """Build the bundled fixture firmware with the real cross toolchain.
 
-The fixtures reproduce the ExecuTorch fast-scratch story (shared/research/executorch_ethosu.md):
+The fixtures reproduce the ExecuTorch fast-scratch story (README.md, docs/commands.md §1):
 three states of the NPU backend (extern, removed, weak) linked with two runners (example,
 custom) for two targets (U55 on Corstone-300, U85 on Corstone-320), plus four pitfall variants
 of the weak backend (on U85; the wrong-memory one on U65 on Corstone-300, whose plain .bss is
