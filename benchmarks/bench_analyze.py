@@ -2,7 +2,7 @@
 
 Run: python benchmarks/bench_analyze.py [--symbols N ...] [--repeat K] [--detail]
 
-Goals (issue 13): at most 1.0x nm's wall time from 200k symbols up, at most 2.0x at 10k.
+Goals: at most 1.0x nm's wall time from 200k symbols up, at most 2.0x at 10k.
 
 The image is generated once (assembled from a .s of N global labels, a quarter each Thumb
 functions, initialised .data pointers, weak .bss objects and C++-mangled .rodata bytes) and

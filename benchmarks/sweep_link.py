@@ -6,7 +6,7 @@
 driver, -T or ld's default script, --gc-sections, --wrap, --defsym, -u, groups);
 --asm: assembly scenarios (tests/link/linkgen.py: weak/strong/common/absolute, COMDAT,
 archives, groups, --whole-archive, -u, --defsym, -T scripts, muldefs). Seeds start at
---start (the CI tests use 0..309 and 0..299). Prints the agreement and every disagreement.
+--start (the CI tests use 0..349 and 0..319). Prints the agreement and every disagreement.
 """
 from __future__ import annotations
 

@@ -37,7 +37,7 @@ Public API
     ``region_traffic`` (per region: feature maps, weights, scales, DMA), ``operations``
     (per-op rows keyed as Vela's per-layer columns: cycles, npu, *_access, macs, util_mac),
     ``inference_time_s``, ``bases`` (``BaseReport``: region, address, size, memory, port),
-    ``exit_code``, ``to_json()`` (issue-5 contract, schema_version 1), ``dumps()``,
+    ``exit_code``, ``to_json()`` (docs/json-contract.md, schema_version 1), ``dumps()``,
     ``to_table()``.
 
 ``region_needs(model, accelerator) -> {region: bytes}``
@@ -52,7 +52,7 @@ Example (the U85 Dedicated_Sram_384KB fixture with the fast scratch left at 0)::
                      memory_mode="Dedicated_Sram_384KB", soc="corstone-320",
                      bases=[npu.Base(0, 0x70000000, 51136), npu.Base(1, 0x70100000, 8192), npu.Base(2, 0, 0)])
     result.status        # "hang"; result.diagnosis names offset 0x000124, region 2, base 0, ...
-    result.to_json()     # the issue-5 JSON contract
+    result.to_json()     # the JSON contract, docs/json-contract.md
 Hardware data: ``npu/data/{accelerators,regioncfg,soc}.toml``, ``vela.ini`` and the command
 tables generated from Vela's C++ headers by ``npu/tools/extract_interface.py``.
 """

@@ -166,7 +166,7 @@ def _functional(model, acc, bindings, inputs):
 
 def region_needs(model: Model | str | Path | bytes, accelerator: str) -> dict[int, int]:
     """Bytes the command stream addresses in each region: the end of its furthest access.
-    The blob does not carry Vela's fast-scratch size (research brief §5e); this is what a
+    The blob does not carry Vela's fast-scratch size (docs/npu.md §4); this is what a
     caller must provide as that region's size for the stream to stay in bounds."""
     model = model if isinstance(model, Model) else load_model(model)
     acc = _accel(accelerator)

@@ -1,4 +1,4 @@
-"""What ``ethosu_invoke_v3`` checks before it starts the NPU (research brief §4).
+"""What ``ethosu_invoke_v3`` checks before it starts the NPU (docs/npu.md §5).
 
 Checks that fail the invocation (the driver returns -1): the COP1 magic, a payload size
 that is not a multiple of 4, the optimizer config against the hardware CONFIG/ID

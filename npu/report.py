@@ -1,4 +1,4 @@
-"""One result object, rendered as a human table or as the issue-5 JSON contract.
+"""One result object, rendered as a human table or as the JSON contract (docs/json-contract.md).
 
 Every column has a label (Vela's per-layer column names where Vela has one) and a machine
 key; both renderings come from the same column table.

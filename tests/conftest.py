@@ -4,12 +4,22 @@
 (incremental, into $WEAKLINK_CACHE or <repo>/.cache) and maps each variant name, such as
 "weak-custom-u85", to its LinkOutcome. Tests that need the toolchain skip with a message when
 it is absent; CI always has it.
+
+Property tests (hypothesis) run derandomized: every run draws the same examples, so a CI
+failure replays exactly. HYPOTHESIS_PROFILE=fresh explores new examples, by hand.
 """
 from __future__ import annotations
 
+import os
+
 import pytest
+from hypothesis import settings
 
 from weaklink import toolchain
+
+settings.register_profile("ci", derandomize=True)
+settings.register_profile("fresh", derandomize=False)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
 def pytest_report_header(config):

@@ -1,6 +1,6 @@
 """Build the bundled fixture firmware with the real cross toolchain.
 
-The fixtures reproduce the ExecuTorch fast-scratch story (shared/research/executorch_ethosu.md):
+The fixtures reproduce the ExecuTorch fast-scratch story (README.md, docs/commands.md §1):
 three states of the NPU backend (extern, removed, weak) linked with two runners (example,
 custom) for two targets (U55 on Corstone-300, U85 on Corstone-320), plus four pitfall variants
 of the weak backend (on U85; the wrong-memory one on U65 on Corstone-300, whose plain .bss is
@@ -399,7 +399,7 @@ def vela_tflite(target: str, network: str = FIXTURE_NETWORK, cache: str | Path |
                                                 t.memory_mode, cache_dir(cache) / "models"))
 
 
-# -- npuapp: an application linked by the gcc driver with newlib (issue 9) ------------------------
+# -- npuapp: an application linked by the gcc driver with newlib --------------------------------
 
 def _npuapp() -> Path:
     """Read at call time: use_fixtures() may move the sources."""

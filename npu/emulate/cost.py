@@ -1,7 +1,7 @@
 """Cycle costs: small pure functions ``(config, query) -> cycles``.
 
 The formulas follow Vela's regor estimator (``ethos_u55_performance.cpp``,
-``ethos_u85_performance.cpp``, research brief §6b), evaluated on what the command stream
+``ethos_u85_performance.cpp``, docs/npu.md §2), evaluated on what the command stream
 itself says: OFM/IFM shapes, strides, block config, microblock, kernel, weight lengths.
 Per operation: compute cycles from MACs per cycle and the block config, access cycles per
 memory from bytes / channel bandwidth (with burst efficiency), and the op takes the max.

@@ -1,4 +1,4 @@
-"""The ExecuTorch ``vela_bin_stream`` blob (research brief §5e), read and written.
+"""The ExecuTorch ``vela_bin_stream`` blob (docs/npu.md §4), read and written.
 
 A blob is a sequence of blocks. Each block is a 16-byte NUL-padded name and a 16-byte head
 (a little-endian uint32 length, then 12 bytes), then the data zero-padded to a multiple of 16.

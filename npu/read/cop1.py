@@ -1,4 +1,4 @@
-"""The COP1 driver payload (research brief §5f): what ``ethosu_invoke_v3`` is handed.
+"""The COP1 driver payload (docs/npu.md §4): what ``ethosu_invoke_v3`` is handed.
 
 Little-endian 32-bit words: the FOURCC ``COP1``, then driver actions. Each action word is
 ``id:8 | reserved:8 | data:16``. OPTIMIZER_CONFIG (1) is followed by the ``config_r`` and

@@ -1,4 +1,4 @@
-"""The scenario catalogue of linker_semantics.md (§7), each case checked against the real ld
+"""The scenario catalogue of docs/linker-semantics.md §7, each case checked against the real ld
 (exit status, errors, archive table, commons, --cref, defining files) and pinned down."""
 from __future__ import annotations
 

@@ -3,7 +3,7 @@ strong definitions of surviving weak symbols that sat in archive members ld neve
 
 GNU ld extracts a member only for a symbol that is still strongly undefined when the archive
 is searched; a weak definition loaded earlier already satisfies the reference, so the strong
-override in the archive is never looked at (linker_semantics.md §2.1 item 2).
+override in the archive is never looked at (docs/linker-semantics.md §2.1 item 2).
 """
 from __future__ import annotations
 

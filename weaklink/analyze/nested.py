@@ -2,7 +2,7 @@
 
 A namespace-scope or static-member variable is mangled as `_Z N <source-name>+ E`, where a
 <source-name> is a decimal length followed by that many identifier characters (Itanium C++
-ABI §5.1.2-5.1.5): `_ZN10executorch8backends3arm14dedicated_sramE` is
+ABI, "Mangling"; docs/linker-semantics.md §4): `_ZN10executorch8backends3arm14dedicated_sramE` is
 `executorch::backends::arm::dedicated_sram`. With no substitutions (`S_`, `St`), templates
 (`I…E`), qualifiers, operators, constructors or parameters, the demangled text is the
 components joined by `::`. Such names are decoded here: one name at a time with a few string

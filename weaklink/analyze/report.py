@@ -1,4 +1,4 @@
-"""The analysis report: one object, rendered as JSON (issue 4 contract, schema_version 1) and
+"""The analysis report: one object, rendered as JSON (docs/json-contract.md, schema_version 1) and
 as a table (weaklink.analyze.render). Compute once, format many.
 
 The bulk parts (every defined symbol, every surviving weak definition) stay as columns and

@@ -3,7 +3,7 @@ weaklink.analyze.symtable.SymbolTable, for images where numpy's import pays for 
 
 Below weaklink.read.image.NUMPY_FROM global symbols, interpreting a loop of C-implemented
 string and list operations per symbol beats importing numpy; above it the whole-column
-operations here win (issue 13: analyze at nm's speed at 10k and at 800k symbols). Rows are
+operations here win (the goal: analyze at nm's speed at 10k and at 800k symbols). Rows are
 numpy arrays inside; what the findings and the report receive (row lists, names) is the same
 as from SymbolTable. tests/analyze/test_vectorised.py holds the two to byte-equal output.
 """

@@ -3,7 +3,7 @@
 `ethosu_init(drv, base_address, fast_memory, fast_memory_size, secure, privileged)` stores the
 fast memory; at every invoke, when it is non-zero and the table has more than 2 entries, the
 driver fails the invoke if `base_addr_size[2] > fast_memory_size` (it logs "Fast memory area
-too small") and otherwise sets `base_addr[2] = fast_memory` (research brief §2, §4).
+too small") and otherwise sets `base_addr[2] = fast_memory` (docs/npu.md §5).
 
 Where the value comes from, in order: a symbol the binding names; DWARF call-site parameters
 of the call to `ethosu_init`; the constants loaded into r2/r3 before the BL. The source is

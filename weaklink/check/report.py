@@ -1,4 +1,4 @@
-"""The check report: one object, rendered as a table or as JSON (issue-6 contract).
+"""The check report: one object, rendered as a table or as JSON (docs/json-contract.md).
 
 The JSON holds one demo row's fields for the image (`fast_scratch`, `npu`, `cycles`,
 `findings`, …), plus `diagnosis`, `bases` and, under `emulation`, the emulator's full result
@@ -42,7 +42,7 @@ def _functional_verdict(run, functional, cannot_tell: str | None = None) -> str:
     if cannot_tell:
         return "unknown"
     if run.status == "ok" and functional is not None and not functional.outputs_equal:
-        return "wrong"                   # completes, but computes other outputs (issue 14)
+        return "wrong"                   # completes, but computes other outputs (functional run)
     return run.status
 
 

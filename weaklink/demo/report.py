@@ -1,4 +1,5 @@
-"""The demo table: one row per fixture variant, rendered as a table or as JSON (issue-6 contract)."""
+"""The demo table: one row per fixture variant, rendered as a table or as JSON
+(docs/json-contract.md)."""
 from __future__ import annotations
 
 from dataclasses import dataclass

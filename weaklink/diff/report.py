@@ -1,4 +1,4 @@
-"""The diff report: one object, rendered as JSON (issue 11 contract, schema_version 1) and as
+"""The diff report: one object, rendered as JSON (docs/json-contract.md, schema_version 1) and as
 a table. Compute once, format many.
 
 JSON: `changes` holds `{symbol, kind, before, after}` per changed symbol, `before`/`after` the

@@ -96,7 +96,7 @@ class Symbol(namedtuple("Symbol", "index name binding type address size shndx"))
         return S.TYPE_NAMES.get(self.type, str(self.type))
 
 
-# ARM ELF ABI §5.5.3 mapping symbols ($a, $t, $d, optionally "$t.<n>") mark code/data
+# ARM ELF ABI ("Mapping symbols"): mapping symbols ($a, $t, $d, optionally "$t.<n>") mark code/data
 # boundaries; they are not program objects.
 _MAPPING_PREFIX = b"$"
 

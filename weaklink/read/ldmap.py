@@ -1,7 +1,7 @@
 """Parse GNU ld map files (`-Map FILE`, optionally with `--cref`), ld 2.40 layout.
 
-Tables read (linker_semantics.md §3.6, §3.7): "Archive member included to satisfy reference by
-file (symbol)", "Allocating common symbols", "Discarded input sections", "Memory
+Tables read (docs/linker-semantics.md §3.6, §3.7): "Archive member included to satisfy
+reference by file (symbol)", "Allocating common symbols", "Discarded input sections", "Memory
 Configuration", the LOAD / START GROUP / END GROUP lines of "Linker script and memory map",
 and "Cross Reference Table". Anything malformed inside a table raises InputError naming the
 line number.

@@ -18,7 +18,7 @@ from weaklink.errors import InputError, read_input
 from weaklink.read import elfstructs as S
 from weaklink.read.elf import ElfFile
 
-# Symbol kinds as the linker sees an incoming symbol (linker_semantics.md §1.1).
+# Symbol kinds as the linker sees an incoming symbol (docs/linker-semantics.md §1.1).
 K_UNDEF, K_COMMON, K_DEFINED, K_ABS = 0, 1, 2, 3
 KIND_NAMES = ("undefined", "common", "defined", "absolute")
 
@@ -28,7 +28,8 @@ RELA = np.dtype([("r_offset", "<u4"), ("r_info", "<u4"), ("r_addend", "<i4")])
 
 @dataclass(frozen=True, slots=True)
 class ComdatGroup:
-    """A COMDAT section group: ld keeps the first group with a signature (ELF gABI §4.9)."""
+    """A COMDAT section group: ld keeps the first group with a signature
+    (docs/linker-semantics.md §1.3)."""
     signature: str
     sections: tuple[int, ...]
 

@@ -1,7 +1,8 @@
 """SARIF 2.1.0 (OASIS Static Analysis Results Interchange Format) for weaklink's results.
 
 One run per invocation; `tool.driver.rules` lists one rule per finding kind the command can
-report, each with a help text; every result names its rule by id and index (§3.27.5/3.27.6).
+report, each with a help text; every result names its rule by id and index (SARIF 2.1.0,
+sections 3.27.5 and 3.27.6).
 A result is located at the source line that defines its symbol when DWARF tells it, else at
 the ELF image; the symbol is also a logical location. Paths under the working directory are
 relative to the `%SRCROOT%` base id (what code-scanning services resolve against the

@@ -7,7 +7,7 @@ defines the symbol is the DW_TAG_variable whose DW_AT_location is `DW_OP_addr <a
 DW_TAG_subprogram whose DW_AT_low_pc is the function's address; its DW_AT_decl_file and
 DW_AT_decl_line (else those of the declaration it completes, DW_AT_specification) give the
 place. File numbers index the unit's line-program file table: from 1 up to DWARF 4, from 0 in
-DWARF 5 (DWARF 5 §6.2.4, item 20).
+DWARF 5 (DWARF 5, section 6.2.4, item 20).
 """
 from __future__ import annotations
 

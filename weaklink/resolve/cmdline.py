@@ -2,7 +2,7 @@
 
 Inputs keep their command-line order (ld processes them left to right). `-u`, `-e`,
 `--require-defined` and a `-T` script's ENTRY/EXTERN are global: ld enters them as undefined
-before reading any file (linker_semantics.md §2.1 item 8). `--defsym` is positional (§3.4).
+before reading any file (docs/linker-semantics.md §2.1 item 8). `--defsym` is positional (§3.4).
 `--wrap`, `--gc-sections`, `--cref` and `-m` are kept for the passes that use them.
 Options that cannot change which definition wins are accepted and ignored; anything else is
 a UsageError, so a prediction is never silently made for a link we do not model.

@@ -1,5 +1,5 @@
 """A compiler-driver command line (`arm-none-eabi-gcc ARGS`, a CMake link.txt line) turned into
-the ld command line it runs (realworld_tflm_lld.md §1).
+the ld command line it runs (docs/linker-semantics.md §5).
 
 `gcc ARGS -###` prints the commands it would run without running them; the last one is
 collect2 (or ld), with each argument shell-quoted. collect2 passes its arguments to ld, minus

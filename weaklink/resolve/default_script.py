@@ -2,7 +2,7 @@
 the default one). `arm-none-eabi-ld --verbose [-m EMULATION]` prints it between two lines of
 '=' signs. It is read once per toolchain and kept in the cache directory, keyed by the ld path,
 its version line and the emulation. For newlib links it is what defines `end`,
-`__bss_start__`, `__bss_end__` (realworld_tflm_lld.md §1)."""
+`__bss_start__`, `__bss_end__` (docs/linker-semantics.md §5)."""
 from __future__ import annotations
 
 import dataclasses

@@ -1,6 +1,6 @@
 """--why-not SYM: every definition of SYM present in the inputs that did not win, and why.
 
-Reasons (keys are stable, for JSON):
+Reasons (keys are stable, for JSON; § = docs/linker-semantics.md):
   never-referenced        nothing referenced SYM when (or after) the archive was searched
   archive-order           the first reference came after the archive's last search: move the
                           archive after it or put both in --start-group/--end-group (§2.1 item 4)

@@ -1,5 +1,5 @@
 """GNU ld's --gc-sections (bfd/elflink.c bfd_elf_gc_sections, elf32-arm.c), after resolution
-and archive extraction are done (linker_semantics.md §2.1 item 11). Verified on
+and archive extraction are done (docs/linker-semantics.md §2.1 item 11). Verified on
 arm-none-eabi-ld 2.40 (tests/link/test_gc.py):
 
   roots    the section defining the entry symbol (-e or a script's ENTRY, the default

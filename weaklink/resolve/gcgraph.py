@@ -1,7 +1,7 @@
 """Section reachability for garbage collection, linker-neutral: mark a section, then every
-section its relocations reach and the other members of its section group (ELF gABI §4.9:
-a group is kept or dropped as a whole). Which sections are roots, and what happens after
-marking, is each linker's policy (gc.py for GNU ld).
+section its relocations reach and the other members of its section group (a group is kept or
+dropped as a whole: docs/linker-semantics.md §1.3). Which sections are roots, and what
+happens after marking, is each linker's policy (gc.py for GNU ld).
 
 Sections are keys `file_id << 32 | section_index`."""
 from __future__ import annotations

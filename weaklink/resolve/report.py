@@ -49,7 +49,7 @@ def symbol_info(s: LinkState, sym: R.Sym) -> SymbolInfo:
     file = s.files[sym.file] if sym.file >= 0 else None
     if st in (R.UNDEF, R.NEW):
         return SymbolInfo("undefined", None, 0, None)
-    if st == R.UNDEFWEAK:                          # resolves to 0 (§1.2)
+    if st == R.UNDEFWEAK:                          # resolves to 0 (docs/linker-semantics.md §1.2)
         return SymbolInfo("undefined-weak", None, 0, None)
     if st == R.COMMON:
         return SymbolInfo("common", file, sym.size, "COMMON", None,
@@ -122,8 +122,9 @@ def required_undefined(s: LinkState) -> list[Diagnostic]:
 
 def undefined_references(s: LinkState) -> list[Diagnostic]:
     """ld reports an undefined reference at each relocation against a symbol still strongly
-    undefined — also in files that referenced it only weakly (§1.2); a name that is in a symbol
-    table but used by no relocation is silent. --wrap: under the renamed name (wrap.py)."""
+    undefined — also in files that referenced it only weakly (docs/linker-semantics.md §1.2);
+    a name that is in a symbol table but used by no relocation is silent. --wrap: under the
+    renamed name (wrap.py)."""
     undef = {n for n, sym in s.table.syms.items() if sym.state == R.UNDEF}
     if not undef:
         return []

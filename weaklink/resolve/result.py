@@ -1,4 +1,4 @@
-"""The result of a modelled link: immutable records, rendered as JSON (the issue-3 contract)
+"""The result of a modelled link: immutable records, rendered as JSON (docs/json-contract.md)
 or as a readable table. Compute once, format many."""
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import NamedTuple
 
 SCHEMA_VERSION = 1
 
-# Diagnostic kinds and ld's wording (ld/ldmain.c, ld/ldlang.c; linker_semantics.md §3).
+# Diagnostic kinds and ld's wording (ld/ldmain.c, ld/ldlang.c; docs/linker-semantics.md §3).
 UNDEFINED_REFERENCE = "undefined-reference"
 MULTIPLE_DEFINITION = "multiple-definition"
 REQUIRED_UNDEFINED = "required-symbol-undefined"

@@ -2,7 +2,7 @@
 
 The state of a name is the BFD hash-entry type (bfd/linker.c `link_action` table, refined by
 bfd/elflink.c `_bfd_elf_merge_symbol`). Rows below are "incoming \\ existing"; every row has a
-test in tests/link/test_rules.py (linker_semantics.md §1.2, §2.1, §7).
+test in tests/link/test_rules.py (docs/linker-semantics.md §1.2, §2.1, §7).
 
   incoming       | NEW        | UNDEF      | UNDEFWEAK  | DEFWEAK     | DEFINED        | COMMON
   ---------------+------------+------------+------------+-------------+----------------+------------
@@ -21,7 +21,7 @@ test in tests/link/test_rules.py (linker_semantics.md §1.2, §2.1, §7).
       not even noticed (no -y line, no --cref entry).
   (4) ``multiple definition``, first kept; silent with muldefs, or when both are absolute with
       the same value (ldmain.c multiple_definition).
-  (5) assignments override silently (measured, linker_semantics.md §3.4) and are applied
+  (5) assignments override silently (measured, docs/linker-semantics.md §3.4) and are applied
       again at the end. Over an undefined/common name the assignment is soft (bfd/linker.c
       `ldscript_def`: treated as undefined, a later definition takes it over without error);
       over a name an object defined it is hard: any later definition is a multiple

@@ -1,7 +1,7 @@
 """What a GNU ld linker script means for symbol resolution and garbage collection.
 
 The syntax is weaklink/read/ldscript.py; this module keeps the meaning (ld.info "Linker
-Scripts", linker_semantics.md §3.4):
+Scripts", docs/linker-semantics.md §3.4):
   ENTRY(sym)          the entry symbol, entered as undefined like -e
   EXTERN(sym ...)     entered as undefined like -u (and a --gc-sections root)
   PROVIDE(sym = ...)  defines sym only if it is referenced and no input defines it (a common

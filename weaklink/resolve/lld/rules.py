@@ -32,8 +32,8 @@ test in tests/link/test_lld_rules.py.
   (6) a definition already there blocks extraction: the weak-default pitfall holds under lld
       too; a definition arriving over a lazy symbol replaces it without extracting.
   (7) LLVM 16 defaults to --no-fortran-common (its --help text still says the opposite): a
-      common does not extract an archive member that defines the name (GNU ld does, §2.1
-      item 7), and a common replaces a lazy symbol.
+      common does not extract an archive member that defines the name (GNU ld does:
+      docs/linker-semantics.md §2.1 item 7), and a common replaces a lazy symbol.
   (8) a common beats a weak definition, in either order.
   (9) commons merge: size = max; the owner changes only to a strictly larger common.
   (10) a strong definition replaces a weak one; a second weak one is ignored (first wins).
