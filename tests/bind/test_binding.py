@@ -57,9 +57,12 @@ def test_region0_is_the_blob_weight_data_in_place(firmware, variant):
 
 def test_region1_is_the_tensor_arena(firmware):
     elf = ElfFile.from_path(firmware["weak-example-u85"].elf)
-    scratch = resolve_bases(elf, load_binding("executorch-arm")).base(1)
-    assert scratch.symbol.name == "temp_allocation_pool"
-    assert scratch.address >= 0x70000000 and scratch.size == 0x4000000
+    table = resolve_bases(elf, load_binding("executorch-arm"))
+    scratch = table.base(1)
+    assert scratch.symbol.name == "temp_allocation_pool" and scratch.symbol.size == 0x4000000
+    # the backend passes the blob's scratch size, allocated from the pool's start
+    assert scratch.address >= 0x70000000 and scratch.size == table.model.scratch_size < 0x4000000
+    assert f"{table.model.scratch_size} of its {0x4000000} bytes" in scratch.note
 
 
 @pytest.mark.parametrize("variant,address,size,binding", [

@@ -38,6 +38,12 @@ class RegionRule:
     size_symbols: tuple[str, ...] = ()
     input_section: str | None = None
     reader: str | None = None
+    # `size = "model-scratch"`: the backend passes the blob's scratch_size as this region's
+    # size (its first allocation from the symbol's pool), not the pool's own size
+    size: str | None = None
+
+
+SIZES = ("model-scratch",)
 
 
 @dataclass(frozen=True)
@@ -103,7 +109,7 @@ def _rule(entry: dict, path: str, n: int) -> RegionRule:
     key = f"region[{n}]"
     if not isinstance(entry, dict):
         raise InputError(path, f"{key}: expected a [[region]] table")
-    for name in ("input_section", "reader"):
+    for name in ("input_section", "reader", "size"):
         if not isinstance(entry.get(name, ""), str):
             raise InputError(path, f"{key}.{name}: expected a string")
     index = entry.get("index")
@@ -115,7 +121,9 @@ def _rule(entry: dict, path: str, n: int) -> RegionRule:
     rule = RegionRule(index, str(entry.get("name", f"region {index}")), source,
                       _strings(entry.get("symbols"), path, f"{key}.symbols"),
                       _strings(entry.get("size_symbols"), path, f"{key}.size_symbols"),
-                      entry.get("input_section"), entry.get("reader"))
+                      entry.get("input_section"), entry.get("reader"), entry.get("size"))
+    if rule.size is not None and (rule.size not in SIZES or source != "symbol"):
+        raise InputError(path, f"{key}.size: expected one of {', '.join(SIZES)} on a symbol region")
     if source in ("symbol", "pointer") and not rule.symbols and not rule.input_section:
         raise InputError(path, f"{key}: source {source!r} needs `symbols`")
     if source == "pointer" and rule.size_symbols and len(rule.size_symbols) != len(rule.symbols):

@@ -189,12 +189,19 @@ def _pointer_base(image: ImageSymbols, rule: RegionRule, refs: References | None
                      f"none of {', '.join(rule.symbols)} is defined: the backend passes 0/0")
 
 
-def _symbol_base(image: ImageSymbols, rule: RegionRule) -> BoundBase:
+def _symbol_base(image: ImageSymbols, rule: RegionRule, blob: VelaBlob | None = None) -> BoundBase:
     for name in rule.symbols:
         fact = image.lookup(name)
-        if fact is not None:
-            return BoundBase(rule.index, rule.name, fact.address, fact.size, fact, None,
-                             f"`{name}` at {fact.address:#x}, {fact.size} bytes")
+        if fact is None:
+            continue
+        if rule.size == "model-scratch" and blob is not None:
+            # ExecuTorch's backend allocates the blob's scratch_size from the pool (its first
+            # allocation: the pool's start) and passes that size, not the pool's
+            return BoundBase(rule.index, rule.name, fact.address, blob.scratch_size, fact, None,
+                             f"`{name}` at {fact.address:#x}: the model's scratch, "
+                             f"{blob.scratch_size} of its {fact.size} bytes")
+        return BoundBase(rule.index, rule.name, fact.address, fact.size, fact, None,
+                         f"`{name}` at {fact.address:#x}, {fact.size} bytes")
     raise InputError(image.elf.name, f"region {rule.index} ({rule.name}): none of the symbols "
                      f"{', '.join(rule.symbols)} is defined in the image")
 
@@ -219,7 +226,7 @@ def resolve_bases(elf: ElfFile | ImageSymbols, binding: Binding,
         if rule.source == "model-weights":
             bases.append(_weights_base(rule, address, payload, blob))
         elif rule.source == "symbol":
-            bases.append(_symbol_base(image, rule))
+            bases.append(_symbol_base(image, rule, blob))
         else:
             bases.append(_pointer_base(image, rule, references))
     return BaseAddressTable(binding.name, address, blob, tuple(bases), raw,

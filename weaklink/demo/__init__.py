@@ -28,7 +28,8 @@ def run_demo(cache: str | Path | None = None, plot_dir: str | Path | None = None
     """`linker="lld"`: the same variants linked by ld.lld-16, checked against the lld model.
     `run`: each image also executes on QEMU, and the U65 rows of the story are added."""
     rows = []
-    variants = fixtures.VARIANTS + (runs.RUN_VARIANTS if run else ())
+    extra = tuple(v for v in runs.RUN_VARIANTS if v not in fixtures.VARIANTS) if run else ()
+    variants = fixtures.VARIANTS + extra
     for outcome in fixtures.build(variants, cache=cache, linker=linker):
         row = _row(outcome, Path(plot_dir) if plot_dir else None, cache)
         if run:
