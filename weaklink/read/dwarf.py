@@ -191,7 +191,8 @@ class Dwarf:
         out = []
         for cu in self._candidates(name):
             try:
-                hit = any(self._variable_named(cu, name))
+                with self._damage(cu):
+                    hit = any(self._variable_named(cu, name))
             except _Unreadable:
                 hit = name in self._pyelf_variable_names(cu)
             unit = self.unit_name(cu) or "?"
@@ -224,14 +225,17 @@ class Dwarf:
         if self.units is not None:
             more = set()
             for cu in units:
-                for die in self._named_subprograms(cu, callee):
+                with self._damage(cu):
+                    named = self._named_subprograms(cu, callee)
+                for die in named:
                     more.update(self.units.unit_of(hit) for hit in
                                 _find_all(self.units.info, die.to_bytes(4, "little")))
             units = sorted(set(units) | more)
         out = []
         for cu in units:
             try:
-                out += self._call_sites(cu, callee)
+                with self._damage(cu):
+                    out += self._call_sites(cu, callee)
             except _Unreadable:
                 out += self._pyelf_call_sites(cu, callee)
         return out
@@ -289,6 +293,22 @@ class Dwarf:
             return [CallSite(*site) for site in dwarfpyelf.call_sites(dwarf.get_CU_at(cu), callee)]
 
     # -- the direct walk ----------------------------------------------------------------------
+    @contextlib.contextmanager
+    def _damage(self, cu: int):
+        """A value that runs past its section (a string, a block, an entry) or a walk that
+        does not end: one DwarfError naming the unit."""
+        try:
+            yield
+        except (IndexError, ValueError, struct.error, RecursionError):
+            raise self._error(cu, "a DWARF unit whose entries, strings and blocks end "
+                              "inside their sections") from None
+
+    def _error(self, at: int, expected: str) -> DwarfError:
+        """DwarfError at .debug_info offset `at` (reported as a file offset)."""
+        i = self.elf.find_section(".debug_info")
+        return DwarfError(self.name, f"damaged .debug_info (+{at:#x}): expected {expected}",
+                          self.elf.shdrs[i].sh_offset + at)
+
     def _dies(self, cu: int):
         """(offset, tag, attributes, parent offset) of every DIE of the unit at `cu`, in
         order. _Unreadable for a unit the direct reader does not know how to walk;
@@ -300,25 +320,20 @@ class Dwarf:
         if unit is None:
             raise _Unreadable
         pos, parents = unit.first_die, []
-        try:
-            while pos < unit.end:
-                start = pos
-                ab, pos, attrs = names._die(unit, pos)
-                if attrs is None:
-                    raise DwarfError(self.name, "abbreviation code not in the unit's table "
-                                     f"(.debug_info +{start:#x})")
-                if pos is None:
-                    raise _Unreadable
-                if ab is None:                       # the null entry closing a sibling list
-                    if parents:
-                        parents.pop()
-                    continue
-                yield start, ab.tag, attrs, parents[-1] if parents else None
-                if ab.children:
-                    parents.append(start)
-        except (IndexError, ValueError, struct.error):
-            raise DwarfError(self.name, "DWARF entry runs past the end of .debug_info (unit at "
-                             f"+{cu:#x}, entry at +{start:#x})") from None
+        while pos < unit.end:
+            start = pos
+            ab, pos, attrs = names._die(unit, pos)
+            if attrs is None:
+                raise self._error(start, "an abbreviation code of the unit's table")
+            if pos is None:
+                raise _Unreadable
+            if ab is None:                       # the null entry closing a sibling list
+                if parents:
+                    parents.pop()
+                continue
+            yield start, ab.tag, attrs, parents[-1] if parents else None
+            if ab.children:
+                parents.append(start)
 
     def _text(self, cu: int, attr) -> str | None:
         if attr is None:
