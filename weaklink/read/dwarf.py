@@ -121,7 +121,8 @@ class Dwarf:
         file has no DWARF; DwarfError when it cannot be opened."""
         key = "_pyelf_relocated" if relocate else "_pyelf_raw"
         if key not in self.__dict__:
-            from elftools.elf.elffile import ELFFile   # optional extra: only for the fallbacks
+            # imported here, once: its 40 ms are paid only by the files that need the fallback
+            from elftools.elf.elffile import ELFFile
             with self.guard():
                 elf = ELFFile(self.elf.stream())
                 self.__dict__[key] = elf.get_dwarf_info(relocate_dwarf_sections=relocate) \
