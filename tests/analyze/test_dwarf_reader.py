@@ -159,3 +159,22 @@ def test_damaged_dwarf_is_one_error(image, tmp_path, section):
         locate(str(path), ["tensor_arena", "ethosu_init"])      # best effort: never raises
     if section != ".debug_line":
         assert errors                          # damage the questions read is reported
+
+
+def test_damage_check_reads_is_one_line(firmware, tmp_path, capsys):
+    """.debug_abbrev overwritten: the units check asks about cannot be walked, and check
+    says so in one line (exit 2, nothing else printed)."""
+    import weaklink.cli as cli
+
+    outcome = firmware["weak-custom-u55"]
+    elf = ElfFile.from_path(outcome.cwd / outcome.elf)
+    data = bytearray(elf.data)
+    where = _section_range(elf, ".debug_abbrev")
+    data[where.start:where.stop] = b"\x7f" * len(where)
+    bad = tmp_path / "bad.elf"
+    bad.write_bytes(bytes(data))
+    status = cli.main(["check", str(bad), "--accelerator", "ethos-u55-128", "--system-config",
+                       "Ethos_U55_High_End_Embedded", "--memory-mode", "Shared_Sram"])
+    out, err = capsys.readouterr()
+    assert status == 2 and out == ""
+    assert err.startswith(f"weaklink: error: {bad}: damaged .debug_info") and err.count("\n") == 1
