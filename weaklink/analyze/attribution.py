@@ -14,20 +14,19 @@ GNU ld map.
 from __future__ import annotations
 
 import bisect
-import io
 import re
 from functools import cached_property
 from itertools import compress
 
-from weaklink.analyze import pyelfdwarf
 from weaklink.analyze.cxxlinkage import FunctionFacts
 from weaklink.analyze.mapunits import MapUnits
 from weaklink.read import elfstructs as S
-from weaklink.read.dwarfunits import UNKNOWN, UnitNames, read_aranges
+from weaklink.read import dwarfpyelf
+from weaklink.read.dwarf import DwarfError, dwarf_of
+from weaklink.read.dwarfunits import UNKNOWN, UnitNames
 from weaklink.read.image import Image, Symbol
 
 DW_OP_addr = 0x03
-SHF_COMPRESSED = 0x800
 OVERLAP_LOOKBACK = 4          # aranges looked at below the last one starting at an address
 SEARCHES_BEFORE_INDEX = 8     # a few variables: bytes.find; many: index .debug_info once
 # DW_AT_location of a static variable: a 5-byte exprloc/block1 holding DW_OP_addr <4 bytes>.
@@ -71,7 +70,7 @@ class Attribution:
             rows = list(compress(range(len(index)), is_func))
             out.update(self._function_units([index[k] for k in rows],
                                             [address[k] for k in rows]))
-        except Exception:       # corrupt DWARF: best effort, never fatal
+        except DwarfError:      # corrupt DWARF: attribution is best effort, never fatal
             pass
         if self._debug_info is None:
             found = self._variables if self._dwarf is not None else {}
@@ -116,8 +115,9 @@ class Attribution:
 
     @property
     def dwarf(self):
-        """pyelftools' DWARFInfo of the image, or None (no or unreadable DWARF)."""
-        return self._dwarf
+        """The image's DWARF reader (weaklink.read.dwarf.Dwarf), or None (no or unreadable
+        DWARF)."""
+        return self._reader if self._dwarf is not None else None
 
     def unit_offset(self, sym: Symbol) -> int | None:
         """The .debug_info offset of the compilation unit that defines `sym`, from DWARF only:
@@ -128,7 +128,7 @@ class Attribution:
             if sym.type == S.STT_FUNC:
                 return self._function_cu(sym.address)
             return None if self._debug_info is None else self._variable_cu(sym)
-        except Exception:       # corrupt DWARF: best effort, never fatal
+        except DwarfError:      # corrupt DWARF: attribution is best effort, never fatal
             return None
 
     # -- DWARF --------------------------------------------------------------------------------
@@ -137,21 +137,29 @@ class Attribution:
         return self.image.elf.find_section(".debug_info") is not None
 
     @cached_property
+    def _reader(self):
+        return dwarf_of(self.image.elf)
+
+    @cached_property
     def _dwarf(self):
+        """pyelftools' DWARFInfo, for what the direct reader leaves alone; None when the
+        image has no DWARF or pyelftools cannot open it."""
         if not self._has_debug_info:
             return None
         try:
-            from elftools.elf.elffile import ELFFile
-            elf = ELFFile(io.BytesIO(self.image.elf.data))
-            return elf.get_dwarf_info() if elf.has_dwarf_info() else None
-        except Exception:       # corrupt DWARF: attribution is best effort, never fatal
+            return self._reader.pyelftools()
+        except DwarfError:      # corrupt DWARF: attribution is best effort, never fatal
             return None
 
     @cached_property
     def _variables(self) -> dict[int, str]:
         """DW_OP_addr address → CU name, for every variable defined at CU/namespace scope,
         by pyelftools (a compressed .debug_info, which the direct reader does not read)."""
-        return pyelfdwarf.variables(self._dwarf)
+        try:
+            with self._reader.guard():
+                return dwarfpyelf.variables(self._dwarf)
+        except DwarfError:      # corrupt DWARF: attribution is best effort, never fatal
+            return {}
 
     def _from_dwarf(self, sym: Symbol) -> str | None:
         """`sym`'s unit from DWARF (a Symbol whose name may be None: looked up when needed)."""
@@ -166,10 +174,10 @@ class Attribution:
 
     @cached_property
     def _debug_info(self) -> bytes | None:
-        i = self.image.elf.find_section(".debug_info")
-        if i is None or self.image.elf.shdrs[i].sh_flags & SHF_COMPRESSED:
-            return None
-        return self.image.elf.section_bytes(i)
+        names = self._unit_names
+        if names is not None:
+            return names.info
+        return self._reader._section(".debug_info")
 
     @property
     def _unit_starts(self) -> list[int]:
@@ -262,20 +270,15 @@ class Attribution:
         if self._dwarf is None:
             return None
         try:
-            return pyelfdwarf.attr_text(self._dwarf.get_CU_at(offset).get_top_DIE(), "DW_AT_name")
-        except Exception:
+            with self._reader.guard():
+                return dwarfpyelf.attr_text(self._dwarf.get_CU_at(offset).get_top_DIE(),
+                                            "DW_AT_name")
+        except DwarfError:
             return None
 
     @cached_property
     def _unit_names(self) -> UnitNames | None:
-        elf = self.image.elf
-        parts = []
-        for name in (".debug_info", ".debug_abbrev", ".debug_str", ".debug_line_str"):
-            i = elf.find_section(name)
-            if i is not None and elf.shdrs[i].sh_flags & SHF_COMPRESSED:
-                return None
-            parts.append(b"" if i is None else elf.section_bytes(i))
-        return UnitNames(*parts) if parts[0] and parts[1] else None
+        return self._reader.units if self._has_debug_info else None
 
     def _location_hits(self, address: int) -> list[int]:
         """Offsets of every `05 03 <address>` in .debug_info. The first few addresses are
@@ -302,8 +305,7 @@ class Attribution:
         """(starts, ends, unit offsets) of .debug_aranges, sorted by start; None when absent
         or unusual. Ranges that start at 0 are the copies ld discarded (COMDAT duplicates,
         --gc-sections: their relocations resolve to 0) unless code really starts at 0."""
-        i = self.image.elf.find_section(".debug_aranges")
-        table = None if i is None else read_aranges(self.image.elf.section_bytes(i))
+        table = self._reader.aranges()
         if table is None:
             return None
         code_at_zero = any(sh.sh_addr == 0 and sh.sh_size and sh.sh_flags & S.SHF_ALLOC
@@ -335,18 +337,19 @@ class Attribution:
     def _function_unit(self, address: int) -> str | None:
         try:
             cu = self._function_cu(address)
-        except Exception:
+        except DwarfError:
             return None
         return None if cu is None else self._unit_name(cu)
 
     def _cu_by_pc(self, address: int) -> int | None:
         if self._dwarf is None:
             return None
-        ranges = self._dwarf.range_lists()
-        for cu in self._dwarf.iter_CUs():
-            top = cu.get_top_DIE()
-            if any(lo <= address < hi for lo, hi in pyelfdwarf.pc_ranges(top, cu, ranges)):
-                return cu.cu_offset
+        with self._reader.guard():
+            ranges = self._dwarf.range_lists()
+            for cu in self._dwarf.iter_CUs():
+                top = cu.get_top_DIE()
+                if any(lo <= address < hi for lo, hi in dwarfpyelf.pc_ranges(top, cu, ranges)):
+                    return cu.cu_offset
         return None
 
     def _unit_by_pc(self, address: int) -> str | None:

@@ -19,13 +19,12 @@ Either gives an `ArgValues` with its source; None means "unknown" to the caller,
 """
 from __future__ import annotations
 
-import io
 import struct
 from dataclasses import dataclass
 
 from weaklink.bind import thumb
-from weaklink.errors import InputError
 from weaklink.read import elfstructs as S
+from weaklink.read.dwarf import Dwarf
 
 FAST_MEMORY_REG, FAST_MEMORY_SIZE_REG = 2, 3
 
@@ -86,66 +85,17 @@ def dwarf_constant(expr: bytes) -> int | None:
     return stack[-1] if len(stack) == 1 else None
 
 
-def _walk(die):
-    for child in die.iter_children():
-        yield child
-        yield from _walk(child)
-
-
-def _origin_name(die) -> str | None:
-    try:
-        target = die.get_DIE_from_attribute("DW_AT_call_origin")
-    except Exception:          # a reference pyelftools cannot follow: not our callee
-        return None
-    for _ in range(4):         # a declaration may point on to its specification
-        name = target.attributes.get("DW_AT_name")
-        if name is not None:
-            return name.value.decode() if isinstance(name.value, bytes) else str(name.value)
-        nxt = next((a for a in ("DW_AT_specification", "DW_AT_abstract_origin")
-                    if a in target.attributes), None)
-        if nxt is None:
-            return None
-        target = target.get_DIE_from_attribute(nxt)
-    return None
-
-
-def from_dwarf(elf_data: bytes, callee: str, name: str | None = None) -> list[ArgValues]:
-    """The register arguments of every call site of `callee` that DWARF describes; corrupt
-    DWARF is one InputError naming the image (`name`)."""
-    try:
-        return _call_sites(elf_data, callee)
-    except (MemoryError, InputError):
-        raise
-    except Exception as exc:    # pyelftools reports corrupt DWARF with many exception types
-        raise InputError(name or "image", f"unreadable DWARF: {type(exc).__name__}: {exc}") from None
-
-
-def _call_sites(elf_data: bytes, callee: str) -> list[ArgValues]:
-    from elftools.elf.elffile import ELFFile
-
-    elf = ELFFile(io.BytesIO(elf_data))
-    if not elf.has_dwarf_info():
-        return []
+def from_dwarf(dwarf: Dwarf, callee: str) -> list[ArgValues]:
+    """The register arguments of every call site of `callee` that DWARF describes (the units
+    that name it, see weaklink.read.dwarf); corrupt DWARF is one InputError (DwarfError)."""
     out = []
-    for cu in elf.get_dwarf_info().iter_CUs():
-        for die in _walk(cu.get_top_DIE()):
-            if die.tag not in ("DW_TAG_call_site", "DW_TAG_GNU_call_site"):
-                continue
-            if _origin_name(die) != callee:
-                continue
-            values = {}
-            for param in die.iter_children():
-                loc = param.attributes.get("DW_AT_location")
-                val = (param.attributes.get("DW_AT_call_value")
-                       or param.attributes.get("DW_AT_GNU_call_site_value"))
-                if loc is None or val is None or not isinstance(loc.value, list) or len(loc.value) != 1:
-                    continue
-                reg = loc.value[0] - DW_OP_reg0
-                value = dwarf_constant(bytes(val.value))
-                if 0 <= reg <= DW_OP_reg31 - DW_OP_reg0 and value is not None:
-                    values[reg] = value
-            pc = die.attributes.get("DW_AT_call_return_pc") or die.attributes.get("DW_AT_low_pc")
-            out.append(ArgValues((pc.value - 4) if pc else 0, values, "dwarf call site"))
+    for site in dwarf.call_sites(callee):
+        values = {}
+        for op, expr in site.values.items():
+            reg, value = op - DW_OP_reg0, dwarf_constant(expr)
+            if 0 <= reg <= DW_OP_reg31 - DW_OP_reg0 and value is not None:
+                values[reg] = value
+        out.append(ArgValues(site.call_pc, values, "dwarf call site"))
     return out
 
 

@@ -22,6 +22,7 @@ from weaklink.bind import callsite
 from weaklink.bind.binding import FastMemoryRule
 from weaklink.bind.callsite import FAST_MEMORY_REG, FAST_MEMORY_SIZE_REG
 from weaklink.read import elfstructs as S
+from weaklink.read.dwarf import dwarf_of
 
 FAST_MEMORY_INDEX = 2           # base_addr index the driver replaces
 DRIVER_CHECK = "Fast memory area too small"
@@ -122,7 +123,7 @@ def resolve_fast_memory(symbols, rule: FastMemoryRule | None) -> FastMemory:
         # The driver keeps fast memory only from its init function: not linked, none given.
         return _none("not linked", f"{rule.callee} is not linked in the image: the driver is "
                      "given no fast memory")
-    dwarf = callsite.from_dwarf(image.elf.data, rule.callee, image.elf.name)
+    dwarf = callsite.from_dwarf(dwarf_of(image.elf), rule.callee)
     found = _agreed(dwarf, "DWARF call site", image, rule.callee)
     if found is not None and found.address is not None:
         return found

@@ -14,70 +14,36 @@ import functools
 from pathlib import Path
 
 from weaklink.demangle import unqualified
-from weaklink.errors import InputError, read_input
-from weaklink.read.elf import buffer_stream
+from weaklink.read.dwarf import Dwarf, dwarf_of
+from weaklink.read.elf import ElfFile
 
 
 class DwarfReferences:
     """The compilation units DWARF describes (`units`) and, called with a variable's name,
-    the units that declare or define it."""
+    the units that declare or define it. Each name's units are read when asked for."""
 
-    def __init__(self, units: list[str], mentions: dict[str, list[str]]):
-        self.units = tuple(units)
-        self._mentions = mentions
+    def __init__(self, dwarf: Dwarf):
+        self._dwarf = dwarf
+
+    @functools.cached_property
+    def units(self) -> tuple[str, ...]:
+        return tuple(self._dwarf.unit_names())
 
     @functools.cache
+    def _mentions(self, name: str) -> list[str]:
+        return self._dwarf.variable_units(name)
+
     def __call__(self, name: str) -> list[str]:
-        m = self._mentions
-        return m.get(name, []) + [u for u in m.get(unqualified(name), []) if u not in m.get(name, [])]
+        direct = self._mentions(name)
+        return direct + [u for u in self._mentions(unqualified(name)) if u not in direct]
 
 
 def from_dwarf(elf, name: str | None = None) -> DwarfReferences | None:
     """References from DWARF: the names of the compilation units that mention each variable.
-    `elf` is the image's path, or its contents (bytes, or the read-only map weaklink.read.elf
-    makes of a large file; `name` then names it in errors). Returns None when the image has
-    no DWARF (the caller then cannot tell); corrupt DWARF is one InputError."""
-    shown = name or (str(elf) if isinstance(elf, (str, Path)) else "image")
-    data = read_input(elf, what="ELF file") if isinstance(elf, (str, Path)) else elf
-    try:
-        found = _mentions(data)
-    except (MemoryError, InputError):
-        raise
-    except Exception as exc:    # pyelftools reports corrupt DWARF with many exception types
-        raise InputError(shown, f"unreadable DWARF: {type(exc).__name__}: {exc}") from None
-    return DwarfReferences(*found) if found is not None else None
-
-
-def _mentions(data) -> tuple[list[str], dict[str, list[str]]] | None:
-    from elftools.elf.elffile import ELFFile
-
-    with buffer_stream(data) as fh:
-        elf = ELFFile(fh)
-        if not elf.has_dwarf_info():
-            return None
-        units, mentions = [], {}
-        for cu in elf.get_dwarf_info().iter_CUs():
-            top = cu.get_top_DIE()
-            unit = _text(top.attributes.get("DW_AT_name")) or "?"
-            units.append(unit)
-            for die in _walk(top):
-                if die.tag != "DW_TAG_variable":
-                    continue
-                for attr in ("DW_AT_linkage_name", "DW_AT_MIPS_linkage_name", "DW_AT_name"):
-                    name = _text(die.attributes.get(attr))
-                    if name and unit not in mentions.setdefault(name, []):
-                        mentions[name].append(unit)
-    return units, mentions
-
-
-def _walk(die):
-    for child in die.iter_children():
-        yield child
-        yield from _walk(child)
-
-
-def _text(attr) -> str | None:
-    if attr is None:
-        return None
-    value = attr.value
-    return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
+    `elf` is the image's path or its weaklink.read.elf.ElfFile. Returns None when the image
+    has no DWARF (the caller then cannot tell); corrupt DWARF is one InputError (DwarfError)
+    when a question reads it."""
+    if isinstance(elf, (str, Path)):
+        elf = ElfFile.from_path(elf)
+    dwarf = dwarf_of(elf)
+    return DwarfReferences(dwarf) if dwarf.present else None

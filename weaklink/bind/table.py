@@ -140,12 +140,15 @@ def find_model(image: ImageSymbols, binding: Binding) -> tuple[int, bytes, dict[
     candidates = [fact.address] if fact else []
     if not candidates:  # scan loadable PROGBITS sections, 16-byte aligned as vela_bin_read wants
         elf = image.elf
-        for i, sh in enumerate(elf.sections):
+        for sh in elf.sections:
             if int(sh["sh_type"]) == S.SHT_PROGBITS and int(sh["sh_flags"]) & S.SHF_ALLOC:
-                data, base = elf.section_bytes(i), int(sh["sh_addr"])
-                at = data.find(marker)
-                while at >= 0 and ((base + at) % 16 or not _looks_like_blob(data, at)):
-                    at = data.find(marker, at + 1)
+                # searched in place: a mapped image's pools of tens of MB are not copied
+                off = int(sh["sh_offset"])
+                end, base, data = off + int(sh["sh_size"]), int(sh["sh_addr"]) - off, elf.data
+                at = data.find(marker, off, end)
+                while at >= 0 and ((base + at) % 16 or not _looks_like_blob(
+                        data[at:min(at + 2 * BLOCK_HEAD.size, end)], 0)):
+                    at = data.find(marker, at + 1, end)
                 if at >= 0:
                     candidates.append(base + at)
                     break

@@ -100,16 +100,19 @@ def find_models(symbols, binding: Binding) -> list[EmbeddedModel]:
                 return [found]
     out = []
     elf = symbols.elf
-    for i, sh in _loadable(elf):
-        data, base, offset = elf.section_bytes(i), int(sh["sh_addr"]), int(sh["sh_offset"])
-        hit = data.find(IDENTIFIER, 4)
+    data = elf.data
+    for _, sh in _loadable(elf):
+        # searched in place: a mapped image's pools of tens of MB are not copied
+        offset, base = int(sh["sh_offset"]), int(sh["sh_addr"])
+        end = offset + int(sh["sh_size"])
+        hit = data.find(IDENTIFIER, offset + 4, end)
         while hit >= 0:
             start = hit - 4          # the identifier follows the root offset
-            if (base + start) % 4 == 0:
-                found = _model_at(symbols, data[start:], base + start, offset + start, None)
+            if (base + start - offset) % 4 == 0:
+                found = _model_at(symbols, data[start:end], base + start - offset, start, None)
                 if found:
                     out.append(found)
-            hit = data.find(IDENTIFIER, hit + 1)
+            hit = data.find(IDENTIFIER, hit + 1, end)
     return out
 
 

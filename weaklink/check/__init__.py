@@ -89,7 +89,7 @@ def check(elf_path: str | Path, *, accelerator: str, system_config: str, memory_
     # 3. every base-address table
     refs = None
     if any(r.reader for r in rules.regions):
-        refs = ReaderEvidence(image, dwarf=from_dwarf(image.elf.data, elf_path),
+        refs = ReaderEvidence(image, dwarf=from_dwarf(image.elf),
                               link_inputs=link_inputs)
     tables = resolve_tables(symbols, rules, refs, map_path=map_path,
                             require_model=override is None)

@@ -14,13 +14,13 @@ tied to its section by the relocation on its DW_LNE_set_address (the k-th reloca
 from __future__ import annotations
 
 import bisect
-import io
 import os
 from functools import cached_property
 
 import numpy as np
 
 from weaklink.read import elfstructs as S
+from weaklink.read.dwarf import DwarfError, dwarf_of
 
 DW_LNE_set_address = 2
 
@@ -61,10 +61,8 @@ class SourceLocator:
         if self.obj.elf.find_section(".debug_line") is None:
             return None
         try:
-            from elftools.elf.elffile import ELFFile
-            elf = ELFFile(io.BytesIO(self.obj.elf.data))
-            return elf.get_dwarf_info(relocate_dwarf_sections=False)
-        except Exception:           # unreadable DWARF: lld would fall back too
+            return dwarf_of(self.obj.elf).pyelftools(relocate=False)
+        except DwarfError:          # unreadable DWARF: lld would fall back too
             return None
 
     def _sequence_sections(self) -> list[int]:
@@ -92,28 +90,33 @@ class SourceLocator:
             return out
         sections = iter(self._sequence_sections())
         try:
-            for cu in dwarf.iter_CUs():
-                lp = dwarf.line_program_for_CU(cu)
-                if lp is None:
-                    continue
-                names = _file_names(lp)
-                section, addrs, rows = None, [], []
-                for entry in lp.get_entries():
-                    if entry.is_extended and entry.command == DW_LNE_set_address:
-                        section = next(sections, None)
-                    st = entry.state
-                    if st is None:
-                        continue
-                    if st.end_sequence:
-                        if section is not None:
-                            out.setdefault(section, []).append((addrs, rows, st.address))
-                        section, addrs, rows = None, [], []
-                        continue
-                    addrs.append(st.address)
-                    rows.append((st.line, names.get(st.file)))
-        except Exception:
-            return out
+            with dwarf_of(self.obj.elf).guard():
+                self._read_rows(dwarf, sections, out)
+        except DwarfError:          # unreadable DWARF: the rows read so far
+            pass
         return out
+
+    @staticmethod
+    def _read_rows(dwarf, sections, out: dict) -> None:
+        for cu in dwarf.iter_CUs():
+            lp = dwarf.line_program_for_CU(cu)
+            if lp is None:
+                continue
+            names = _file_names(lp)
+            section, addrs, rows = None, [], []
+            for entry in lp.get_entries():
+                if entry.is_extended and entry.command == DW_LNE_set_address:
+                    section = next(sections, None)
+                st = entry.state
+                if st is None:
+                    continue
+                if st.end_sequence:
+                    if section is not None:
+                        out.setdefault(section, []).append((addrs, rows, st.address))
+                    section, addrs, rows = None, [], []
+                    continue
+                addrs.append(st.address)
+                rows.append((st.line, names.get(st.file)))
 
     def _line(self, shndx: int, offset: int):
         for addrs, rows, end in self._rows.get(shndx, ()):
@@ -128,20 +131,25 @@ class SourceLocator:
         if dwarf is None:
             return out
         try:
-            for cu in dwarf.iter_CUs():
-                lp = dwarf.line_program_for_CU(cu)
-                names = _file_names(lp) if lp is not None else {}
-                for die in cu.iter_DIEs():
-                    if die.tag != "DW_TAG_variable" or not _attr(die, "DW_AT_external"):
-                        continue
-                    path = names.get(_attr(die, "DW_AT_decl_file") or 0)
-                    name = _attr(die, "DW_AT_linkage_name") or _attr(die, "DW_AT_name")
-                    if path and name:
-                        name = name.decode() if isinstance(name, bytes) else str(name)
-                        out.setdefault(name, (path, int(_attr(die, "DW_AT_decl_line") or 0)))
-        except Exception:
-            return out
+            with dwarf_of(self.obj.elf).guard():
+                for cu in dwarf.iter_CUs():
+                    self._read_variables(dwarf, cu, out)
+        except DwarfError:          # unreadable DWARF: the variables read so far
+            pass
         return out
+
+    @staticmethod
+    def _read_variables(dwarf, cu, out: dict) -> None:
+        lp = dwarf.line_program_for_CU(cu)
+        names = _file_names(lp) if lp is not None else {}
+        for die in cu.iter_DIEs():
+            if die.tag != "DW_TAG_variable" or not _attr(die, "DW_AT_external"):
+                continue
+            path = names.get(_attr(die, "DW_AT_decl_file") or 0)
+            name = _attr(die, "DW_AT_linkage_name") or _attr(die, "DW_AT_name")
+            if path and name:
+                name = name.decode() if isinstance(name, bytes) else str(name)
+                out.setdefault(name, (path, int(_attr(die, "DW_AT_decl_line") or 0)))
 
 
 def _attr(die, key):

@@ -1,0 +1,180 @@
+"""The DWARF reader (weaklink.read.dwarf) on images built by arm-none-eabi-gcc -g: its answers
+against a full pyelftools walk of every unit (which reads every DIE, where the reader reads
+only the units that hold the name asked about), and damaged sections as one DwarfError.
+
+Three units: one defines the arena and the scratch and reads a pointer through a block-scope
+extern, one calls the init function with the scratch's address and size (a DWARF 5 call site
+at -O2), one defines the init function. Short names ("q") are DW_FORM_string, long ones strp;
+"arena" is also the tail of "tensor_arena" in the merged .debug_str.
+"""
+from __future__ import annotations
+
+import random
+
+import pytest
+from elftools.elf.elffile import ELFFile
+
+from weaklink import toolchain
+from weaklink.bind import callsite
+from weaklink.errors import InputError
+from weaklink.read.dwarf import Dwarf, DwarfError
+from weaklink.read.elf import ElfFile
+from weaklink.report.sourceloc import locate
+
+UNITS = {
+    "data.c": """\
+unsigned char tensor_arena[4096] __attribute__((aligned(16)));
+unsigned char scratch[256];
+int q = 1;
+int read_pointer(void) { extern int *fast_pointer; return *fast_pointer; }
+""",
+    "call.c": """\
+extern unsigned char scratch[256];
+extern unsigned char arena[64];
+int ethosu_init(void *drv, const void *base, const void *fast, unsigned size, int s, int p);
+static char drv[8];
+int start(void) {
+    arena[0] = 1;
+    return ethosu_init(drv, (void *)0x10000000, scratch, sizeof scratch, 0, 1) + 1;
+}
+""",
+    "init.c": """\
+int *fast_pointer;
+unsigned char arena[64];
+__attribute__((noinline)) int ethosu_init(void *drv, const void *base, const void *fast,
+                                          unsigned size, int s, int p)
+{ return (int)drv + (int)base + (int)fast + (int)size + s + p + *fast_pointer; }
+""",
+}
+NAMES = ["tensor_arena", "scratch", "q", "fast_pointer", "arena", "drv", "ethosu_init", "nope"]
+
+
+@pytest.fixture(scope="module", params=["-gdwarf-5", "-gdwarf-4"])
+def image(cross_toolchain, tmp_path_factory, request):
+    tmp = tmp_path_factory.mktemp("dwarf")
+    objs = []
+    for name, text in UNITS.items():
+        (tmp / name).write_text(text)
+        obj = name.replace(".c", ".o")
+        done = toolchain.run("gcc", [*toolchain.CPU_FLAGS, request.param, "-O2", "-c", name,
+                                     "-o", obj], cwd=tmp)
+        assert done.returncode == 0, done.stderr
+        objs.append(obj)
+    done = toolchain.run("ld", ["-e", "start", *objs, "-o", "t.elf"], cwd=tmp)
+    assert done.returncode == 0, done.stderr
+    return tmp / "t.elf"
+
+
+def _pyelftools_walk(path):
+    """(unit names, name -> units with a DW_TAG_variable called so, callee -> [(pc, regs)])
+    from every DIE of every unit."""
+    with open(path, "rb") as fh:
+        dwarf = ELFFile(fh).get_dwarf_info()
+        units, mentions, calls = [], {}, {}
+        for cu in dwarf.iter_CUs():
+            top = cu.get_top_DIE()
+            unit = top.attributes["DW_AT_name"].value.decode()
+            units.append(unit)
+            for die in cu.iter_DIEs():
+                if die.tag == "DW_TAG_variable":
+                    for key in ("DW_AT_linkage_name", "DW_AT_name"):
+                        if key in die.attributes:
+                            name = die.attributes[key].value.decode()
+                            if unit not in mentions.setdefault(name, []):
+                                mentions[name].append(unit)
+                if die.tag == "DW_TAG_call_site" and "DW_AT_call_origin" in die.attributes:
+                    origin = die.get_DIE_from_attribute("DW_AT_call_origin")
+                    name = origin.attributes["DW_AT_name"].value.decode()
+                    regs = {}
+                    for p in die.iter_children():
+                        loc, val = p.attributes.get("DW_AT_location"), p.attributes.get(
+                            "DW_AT_call_value")
+                        if loc is not None and val is not None and len(loc.value) == 1:
+                            regs[loc.value[0] - 0x50] = callsite.dwarf_constant(bytes(val.value))
+                    pc = die.attributes["DW_AT_call_return_pc"].value - 4
+                    calls.setdefault(name, []).append((pc, regs))
+    return units, mentions, calls
+
+
+def test_answers_match_a_full_walk(image):
+    units, mentions, calls = _pyelftools_walk(image)
+    dwarf = Dwarf(ElfFile.from_path(image))
+    assert dwarf.unit_names() == units == ["data.c", "call.c", "init.c"]
+    for name in NAMES:
+        assert dwarf.variable_units(name) == mentions.get(name, []), name
+    assert dwarf.variable_units("fast_pointer") == ["data.c", "init.c"]   # block-scope extern
+    assert dwarf.variable_units("arena") == ["call.c", "init.c"]          # a strp tail
+    got = [(a.call_site, {r: v for r, v in a.values.items() if v is not None})
+           for a in callsite.from_dwarf(dwarf, "ethosu_init")]
+    want = [(pc, {r: v for r, v in regs.items() if v is not None})
+            for pc, regs in calls.get("ethosu_init", [])]
+    assert got == want
+    if want:                                   # DWARF 5: the call site carries r2 and r3
+        assert got[0][1][3] == 256 and got[0][1][1] == 0x10000000
+    assert callsite.from_dwarf(dwarf, "start") == []
+
+
+def test_only_the_units_holding_the_name_are_walked(image):
+    dwarf = Dwarf(ElfFile.from_path(image))
+    starts = dwarf.units.unit_starts
+    assert dwarf._candidates("tensor_arena") == [starts[0]]
+    assert dwarf._candidates("nope") == []
+
+
+def test_source_lines(image):
+    where = locate(str(image), ["tensor_arena", "ethosu_init", "start"])
+    assert {k: (v.file.rsplit("/", 1)[-1], v.line) for k, v in where.items()} == {
+        "tensor_arena": ("data.c", 1), "ethosu_init": ("init.c", 3), "start": ("call.c", 5)}
+
+
+def _section_range(elf: ElfFile, name: str) -> range:
+    sh = elf.shdrs[elf.find_section(name)]
+    return range(sh.sh_offset, sh.sh_offset + sh.sh_size)
+
+
+@pytest.mark.parametrize("section", [".debug_info", ".debug_abbrev", ".debug_line"])
+def test_damaged_dwarf_is_one_error(image, tmp_path, section):
+    """A few bytes changed anywhere in a section: every question answers, or raises one
+    DwarfError naming the file (never another exception). Fixed seeds."""
+    raw = image.read_bytes()
+    where = _section_range(ElfFile.from_path(image), section)
+    errors = 0
+    for seed in range(60):
+        rng = random.Random(seed)
+        data = bytearray(raw)
+        for _ in range(rng.randint(1, 6)):
+            data[rng.choice(where)] = rng.randrange(256)
+        path = tmp_path / f"fuzz{seed}.elf"
+        path.write_bytes(bytes(data))
+        dwarf = Dwarf(ElfFile.from_path(path))
+        try:
+            dwarf.unit_names()
+            for name in NAMES:
+                dwarf.variable_units(name)
+            callsite.from_dwarf(dwarf, "ethosu_init")
+        except DwarfError as exc:
+            assert isinstance(exc, InputError) and exc.path == str(path)
+            assert "\n" not in str(exc)
+            errors += 1
+        locate(str(path), ["tensor_arena", "ethosu_init"])      # best effort: never raises
+    if section != ".debug_line":
+        assert errors                          # damage the questions read is reported
+
+
+def test_damage_check_reads_is_one_line(firmware, tmp_path, capsys):
+    """.debug_abbrev overwritten: the units check asks about cannot be walked, and check
+    says so in one line (exit 2, nothing else printed)."""
+    import weaklink.cli as cli
+
+    outcome = firmware["weak-custom-u55"]
+    elf = ElfFile.from_path(outcome.cwd / outcome.elf)
+    data = bytearray(elf.data)
+    where = _section_range(elf, ".debug_abbrev")
+    data[where.start:where.stop] = b"\x7f" * len(where)
+    bad = tmp_path / "bad.elf"
+    bad.write_bytes(bytes(data))
+    status = cli.main(["check", str(bad), "--accelerator", "ethos-u55-128", "--system-config",
+                       "Ethos_U55_High_End_Embedded", "--memory-mode", "Shared_Sram"])
+    out, err = capsys.readouterr()
+    assert status == 2 and out == ""
+    assert err.startswith(f"weaklink: error: {bad}: damaged .debug_info") and err.count("\n") == 1
