@@ -19,10 +19,13 @@ Either gives an `ArgValues` with its source; None means "unknown" to the caller,
 """
 from __future__ import annotations
 
+import bisect
 import struct
+from array import array
 from dataclasses import dataclass
 
 from weaklink.bind import thumb
+from weaklink.bind.thumbisa import branch20, branch24, signed
 from weaklink.read import elfstructs as S
 from weaklink.read.dwarf import Dwarf
 
@@ -130,9 +133,43 @@ def _scan(image, code: bytes, base: int, targets: set[int]) -> list[ArgValues]:
         off = addr - base
         return struct.unpack_from("<I", code, off)[0] if 0 <= off <= len(code) - 4 else None
 
-    out = []
+    out, sites = [], _branch_sites(code, base, targets)
     for start, end in _function_extents(image, base, base + len(code)):
-        out += _calls_in(code, base, start, end, targets, word)
+        k = bisect.bisect_left(sites, start)
+        if k < len(sites) and sites[k] < end:       # only functions that may call a target
+            out += _calls_in(code, base, start, end, targets, word)
+    return out
+
+
+def _branch_sites(code: bytes, base: int, targets: set[int]) -> list[int]:
+    """Every halfword position whose bytes encode a branch or call with a static target in
+    `targets` (BL, B.W, B<c>.W, B, B<c>, CBZ/CBNZ): a superset of the real call sites, since
+    a position inside another instruction may match too, so a function holding none of them
+    calls no target and its dataflow need not run."""
+    hw = array("H", code[:len(code) & ~1])
+    out = []
+    for k, h in enumerate(hw):
+        pc = base + 2 * k
+        if h >> 11 == 0b11110:
+            if k + 1 == len(hw):
+                break
+            h2 = hw[k + 1]
+            if h2 & 0x9000 == 0x9000:                         # BL, B.W (T4)
+                t = branch24(pc, h, h2)
+            elif h2 & 0xD000 == 0x8000 and (h >> 6) & 0xF < 0xE:  # B<c>.W (T3)
+                t = branch20(pc, h, h2)
+            else:
+                continue
+        elif h & 0xF800 == 0xE000:                          # B (T2)
+            t = pc + 4 + signed(h & 0x7FF, 11) * 2
+        elif h & 0xF000 == 0xD000 and (h >> 8) & 0xF < 0xE:   # B<c> (T1)
+            t = pc + 4 + signed(h & 0xFF, 8) * 2
+        elif h & 0xF500 == 0xB100:                          # CBZ, CBNZ
+            t = pc + 4 + (((h >> 9) & 1) << 6 | ((h >> 3) & 0x1F) << 1)
+        else:
+            continue
+        if t & 0xFFFFFFFF in targets:
+            out.append(pc)
     return out
 
 
