@@ -25,9 +25,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from weaklink import toolchain
+from weaklink.cachedir import REPO, cache_dir
 from weaklink.errors import InputError
 
-REPO = Path(__file__).resolve().parent.parent
 # The fixture sources: $WEAKLINK_FIXTURES, else the checkout's fixtures/, else the copy an
 # installed wheel carries as package data (weaklink/_fixtures, see setup.py).
 PACKAGED = Path(__file__).resolve().parent / "_fixtures"
@@ -173,16 +173,6 @@ class LinkOutcome:
     @property
     def target(self) -> Target:
         return TARGETS[self.variant.target]
-
-
-def cache_dir(root: str | Path | None = None) -> Path:
-    """Where builds go: `root`, $WEAKLINK_CACHE, the checkout's .cache/, or (an installed
-    package, whose directory is not ours to write) $XDG_CACHE_HOME/weaklink."""
-    default = REPO / ".cache"
-    if not (REPO / "fixtures").is_dir():
-        default = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "weaklink"
-    base = Path(root or os.environ.get("WEAKLINK_CACHE") or default)
-    return base / "fixtures"
 
 
 # -- incremental steps -------------------------------------------------------------------------

@@ -14,13 +14,13 @@ import subprocess
 from pathlib import Path
 
 from weaklink import toolchain
+from weaklink.cachedir import cache_dir
 from weaklink.errors import InputError
 
 _RULE = "=" * 50
 
 
 def _cache_dir() -> Path:
-    from weaklink.fixtures import cache_dir
     return cache_dir() / "ldscripts"
 
 
