@@ -129,7 +129,7 @@ def main() -> int:
 
 def bench_driver(opts) -> None:
     """A gcc-driver link with newlib, modelled by a fresh `weaklink link -- gcc …` process."""
-    from weaklink import fixtures
+    from weaklink.demo.build import firmware as fixtures
     app = fixtures.build_npuapp()
     out = Path(tempfile.mkdtemp()) / "bench.elf"
     real = [*app.argv[:-2], "-o", str(out)]

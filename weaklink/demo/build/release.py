@@ -9,7 +9,7 @@ DWARF only in the C parts standing for the prebuilt libraries (startup code and 
 a loadable DDR section holding the pools so that the image file is several MiB, plain .bss in
 the CPU's DTCM and the fast-scratch override in SRAM.
 
-Same cache and incremental steps as weaklink.fixtures; links are run by the real
+Same cache and incremental steps as weaklink.demo.build.firmware; links are run by the real
 arm-none-eabi-ld with a -Map file, and also with --emit-relocs for the relocation evidence.
 """
 from __future__ import annotations
@@ -17,9 +17,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-import weaklink.fixtures as fx
 from weaklink import toolchain
-from weaklink.fixtures import TARGETS, _step, cache_dir
+from weaklink.cachedir import cache_dir
+from weaklink.demo.build import firmware as fx
+from weaklink.demo.build.firmware import TARGETS, _step
 
 FLAGS = ("-O3", "-fPIC", "-ffunction-sections", "-fdata-sections", "-ffreestanding",
          "-Wall", "-Werror")
@@ -86,7 +87,7 @@ class ReleaseImage:
 
 def blob(target: str, cache: str | Path | None = None) -> Path:
     """The target's fixture network as a >= 1.0 vela_bin_stream blob (six-entry shapes), built
-    from the same Vela output as the older-layout blob of weaklink.fixtures."""
+    from the same Vela output as the older-layout blob of weaklink.demo.build.firmware."""
     import numpy as np
 
     from npu.read.blob import blob_from_npz, write_blob

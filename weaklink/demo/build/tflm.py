@@ -2,7 +2,8 @@
 
 Each variant embeds Vela's default .tflite of the fixture network as a 16-byte-aligned C array
 (generated into the cache from the model generator's output), has a tensor arena, and passes
-fast memory (or none) to `ethosu_init`. Same cache, same incremental steps as weaklink.fixtures.
+fast memory (or none) to `ethosu_init`. Same cache, same incremental steps as
+weaklink.demo.build.firmware.
 
 The `network-tester-*` variants reproduce what TFLM's own CI builds (network_tester with the
 ethos-u operator on Corstone-300, Shared_Sram): every file at -Os, the image without DWARF
@@ -15,10 +16,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from weaklink import fixtures, toolchain
-import weaklink.fixtures as fx
+from weaklink import toolchain
+from weaklink.cachedir import cache_dir
+from weaklink.demo.build import firmware as fixtures
+from weaklink.demo.build import firmware as fx
+from weaklink.demo.build.firmware import TARGETS, _step
 from weaklink.errors import InputError
-from weaklink.fixtures import TARGETS, _step, cache_dir
 
 
 def _tflm():
@@ -111,7 +114,7 @@ def model_source(tflite: Path, array: str, section: str, out: Path) -> Path:
     data = tflite.read_bytes()
     rows = ",\n".join("  " + ", ".join(f"0x{b:02x}" for b in data[i:i + 16])
                       for i in range(0, len(data), 16))
-    text = (f"/* Generated from {tflite.name} by weaklink.fixtures_tflm. */\n"
+    text = (f"/* Generated from {tflite.name} by weaklink.demo.build.tflm. */\n"
             f"const unsigned char {array}[] __attribute__((aligned(16), section(\"{section}\"))) = {{\n"
             f"{rows}\n}};\nconst unsigned int {array}_len = {len(data)};\n")
     if not out.exists() or out.read_text() != text:

@@ -30,7 +30,7 @@ from weaklink.errors import InputError
 
 # The fixture sources: $WEAKLINK_FIXTURES, else the checkout's fixtures/, else the copy an
 # installed wheel carries as package data (weaklink/_fixtures, see setup.py).
-PACKAGED = Path(__file__).resolve().parent / "_fixtures"
+PACKAGED = Path(__file__).resolve().parents[2] / "_fixtures"
 FIXTURES = Path(os.environ.get("WEAKLINK_FIXTURES")
                 or (REPO / "fixtures" if (REPO / "fixtures" / "firmware").is_dir() else PACKAGED))
 FIRMWARE = FIXTURES / "firmware"
