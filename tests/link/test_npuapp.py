@@ -12,7 +12,7 @@ from snippets import needs_toolchain
 import weaklink
 from weaklink.demo.build import firmware as fixtures
 from weaklink.cli import main
-from weaklink.resolve.oracle import differences, recorded_run
+from weaklink.resolve.gnu.oracle import differences, recorded_run
 
 HOOKS = ("ethosu_flush_dcache", "ethosu_invalidate_dcache")
 

@@ -17,7 +17,7 @@ from weaklink.check import check
 from weaklink.demo.functional import functional_cell
 from weaklink.demo.report import DemoReport, DemoRow
 from weaklink.resolve import link
-from weaklink.resolve.oracle import differences, recorded_run
+from weaklink.resolve.gnu.oracle import differences, recorded_run
 
 
 def run_demo(cache: str | Path | None = None, plot_dir: str | Path | None = None,
