@@ -28,6 +28,6 @@ def cross_toolchain():
 
 @pytest.fixture(scope="session")
 def firmware(cross_toolchain):
-    from weaklink.demo.build import firmware as fixtures
+    from weaklink.demo.fixtures import firmware as fixtures
 
     return {o.variant.name: o for o in fixtures.build()}

@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from weaklink.demo.build import firmware as fixtures
+from weaklink.demo.fixtures import firmware as fixtures
 from weaklink.check import check
 from weaklink.cli import main
 

@@ -31,7 +31,7 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
-    from weaklink.demo.build import firmware as fixtures
+    from weaklink.demo.fixtures import firmware as fixtures
 
     fixtures.use_fixtures(args.fixtures)
     # Vela compiles the fixture networks (its TFLite builders need flatbuffers); nothing is
