@@ -2,7 +2,7 @@
 on a gcc-driver link with newlib (the npuapp fixture).
 
     /tmp/venv/bin/python benchmarks/bench_link.py [--objects 2000] [--archives 40]
-        [--members 500] [--cache DIR] [--repeat 3] [--skip-p2] [--skip-driver]
+        [--members 500] [--cache DIR] [--repeat 3] [--skip-p2] [--skip-driver] [--skip-small]
 
 Inputs (generated once as assembly, assembled in batches, cached under --cache): OBJECTS
 objects and ARCHIVES archives of MEMBERS members each. Every unit defines a few functions and
@@ -10,6 +10,10 @@ data symbols and references symbols of later archives, so extraction chains acro
 and a fifth of the members are pulled. Prints both wall times (best of --repeat), the ratio
 and peak memory (RSS of a fresh process for each side). The model's time is given for link()
 (every decision) and with the lazily built per-symbol table as well.
+
+The small link: a newlib hello-world (printf, strcpy; --specs=nosys.specs), linked by
+`arm-none-eabi-gcc` and modelled by `weaklink link -- arm-none-eabi-gcc …`, both as whole
+processes taken in turn; the ratio of their medians, wall and CPU (goal <= 5.0).
 
 The driver link: `weaklink link -- arm-none-eabi-gcc …` as a fresh process (interpreter start,
 imports, `gcc -###`, ld's default-script cache, --gc-sections included) against the real
@@ -99,12 +103,18 @@ def generate(root: Path, n_obj: int, n_ar: int, n_mem: int) -> list[str]:
 
 def run_measured(argv: list[str], cwd: Path) -> tuple[float, int, int]:
     """(wall seconds, peak RSS KiB, exit status) of one child process."""
+    wall, rss, status, _ = run_timed(argv, cwd)
+    return wall, rss, status
+
+
+def run_timed(argv: list[str], cwd: Path) -> tuple[float, int, int, float]:
+    """(wall seconds, peak RSS KiB, exit status, CPU seconds of it and its children)."""
     t = time.perf_counter()
     proc = subprocess.Popen(argv, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - t
     proc.returncode = os.waitstatus_to_exitcode(status)
-    return wall, usage.ru_maxrss, proc.returncode
+    return wall, usage.ru_maxrss, proc.returncode, usage.ru_utime + usage.ru_stime
 
 
 def main() -> int:
@@ -116,20 +126,56 @@ def main() -> int:
     ap.add_argument("--cache", default=os.path.join(tempfile.gettempdir(), "weaklink-bench"))
     ap.add_argument("--skip-p2", action="store_true")
     ap.add_argument("--skip-driver", action="store_true")
+    ap.add_argument("--skip-small", action="store_true")
     opts = ap.parse_args()
     if not toolchain.available():
         print("arm-none-eabi toolchain not installed; nothing to compare with", file=sys.stderr)
         return 2
     if not opts.skip_p2:
         bench_p2(opts)
+    if not opts.skip_small:
+        bench_small(opts)
     if not opts.skip_driver:
         bench_driver(opts)
     return 0
 
 
+HELLO = """#include <stdio.h>
+#include <string.h>
+int main(void) { char b[32]; strcpy(b, "hi"); printf("%s\\n", b); return 0; }
+"""
+
+
+def bench_small(opts) -> None:
+    """A small newlib program: the real gcc link and `weaklink link -- gcc …`, in turn."""
+    root = Path(opts.cache) / "small"
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "hello.c").write_text(HELLO)
+    flags = ["-mcpu=cortex-m4", "-mthumb"]
+    subprocess.run([toolchain.tool("gcc"), *flags, "-O2", "-c", "hello.c", "-o", "hello.o"],
+                   cwd=root, check=True)
+    real = [toolchain.tool("gcc"), *flags, "--specs=nosys.specs", "hello.o", "-o", "hello.elf"]
+    model = [sys.executable, "-m", "weaklink.cli", "link", "--", *real]
+    env_model = run_timed(model, root)                # warm: the default-script cache, pages
+    if env_model[2]:
+        print(f"small link: the model exited {env_model[2]}", file=sys.stderr)
+    runs = max(opts.repeat, 9)
+    pairs = [(run_timed(real, root), run_timed(model, root)) for _ in range(runs)]
+
+    def median(values):
+        return sorted(values)[len(values) // 2]
+    wall_r, wall_m = median([r[0] for r, _ in pairs]), median([m[0] for _, m in pairs])
+    cpu_r, cpu_m = median([r[3] for r, _ in pairs]), median([m[3] for _, m in pairs])
+    print(f"small link (newlib hello, --specs=nosys.specs), medians of {runs} runs in turn:")
+    print(f"model  {wall_m * 1e3:.0f} ms wall, {cpu_m * 1e3:.0f} ms CPU "
+          "(`weaklink link -- arm-none-eabi-gcc …`, a whole process)")
+    print(f"gcc    {wall_r * 1e3:.0f} ms wall, {cpu_r * 1e3:.0f} ms CPU (the real link)")
+    print(f"ratio  {wall_m / wall_r:.1f}x wall, {cpu_m / cpu_r:.1f}x CPU (goal <= 5.0)")
+
+
 def bench_driver(opts) -> None:
     """A gcc-driver link with newlib, modelled by a fresh `weaklink link -- gcc …` process."""
-    from weaklink import fixtures
+    from weaklink.demo.fixtures import firmware as fixtures
     app = fixtures.build_npuapp()
     out = Path(tempfile.mkdtemp()) / "bench.elf"
     real = [*app.argv[:-2], "-o", str(out)]

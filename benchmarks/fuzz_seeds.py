@@ -8,7 +8,8 @@ import struct
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from weaklink import fixtures, fixtures_release, toolchain
+from weaklink import toolchain
+from weaklink.demo.fixtures import firmware as fixtures, release as fixtures_release
 
 NPU_TARGET = ("--accelerator", "ethos-u85-256", "--system-config", "Ethos_U85_SYS_DRAM_Mid",
               "--memory-mode", "Dedicated_Sram_384KB")

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import re
 
-from weaklink.fixtures import REPO
+from weaklink.cachedir import REPO
 
 
 def test_readme_python_example_runs(cross_toolchain, tmp_path):

@@ -18,10 +18,11 @@ import subprocess
 from pathlib import Path
 
 from weaklink import toolchain
-from weaklink.read.ldmap import LinkMap, parse_map_text
+from weaklink.read.ldmap import parse_map_text
+from weaklink.read.linkmap import LinkMap
 from weaklink.resolve import link as model_link
 from weaklink.resolve import link_driver as model_link_driver
-from weaklink.resolve.oracle import (LdRun, parse_gc_lines, parse_ld_stderr,  # noqa: F401
+from weaklink.resolve.gnu.oracle import (LdRun, parse_gc_lines, parse_ld_stderr,  # noqa: F401
                                      recorded_run)
 from weaklink.resolve.result import LinkResult
 

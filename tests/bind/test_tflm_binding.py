@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from weaklink import fixtures_tflm
+from weaklink.demo.fixtures import tflm as fixtures_tflm
 from weaklink.bind import load_binding, resolve_tables
 from weaklink.bind.callsite import dwarf_constant
 from weaklink.errors import InputError

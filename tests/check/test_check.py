@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from weaklink import fixtures
+from weaklink.demo.fixtures import firmware as fixtures
 from weaklink.check import check
 from weaklink.cli import main
 
@@ -137,7 +137,7 @@ def test_ok_image_exits_zero_and_prints_the_cycles(firmware, capsys):
     (["{elf}", "--model", "{readme}"], "not a Vela npz"),
 ])
 def test_bad_input_is_one_line_and_exit_2(firmware, capsys, args, needle):
-    from weaklink.fixtures import REPO
+    from weaklink.cachedir import REPO
 
     elf = firmware["weak-example-u85"].elf
     args = [a.format(readme=REPO / "README.md", elf=elf) for a in args]

@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 
 from weaklink.cli import main
-from weaklink.fixtures_tflm import VARIANTS
+from weaklink.demo.fixtures.tflm import VARIANTS
 
 
 def test_tflm_story_table_and_json(cross_toolchain, capsys):
@@ -25,7 +25,7 @@ def test_tflm_story_table_and_json(cross_toolchain, capsys):
 def test_readme_shows_the_tflm_table_as_printed(cross_toolchain, capsys):
     import re
 
-    from weaklink.fixtures import REPO
+    from weaklink.cachedir import REPO
 
     section = (REPO / "README.md").read_text().split("## The same check on TensorFlow Lite Micro")[1]
     shown = re.search(r"```\n(.*?)```", section, re.S).group(1).rstrip()

@@ -20,7 +20,8 @@ import numpy as np
 import pytest
 
 import npu
-from weaklink import fixtures, fixtures_tflm, toolchain
+from weaklink import toolchain
+from weaklink.demo.fixtures import firmware as fixtures, tflm as fixtures_tflm
 from weaklink.check import check
 from weaklink.check.report import EXIT_FAILED, VERDICT_RANK
 from npu.cli import main as npu_main

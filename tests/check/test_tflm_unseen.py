@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from weaklink import fixtures, fixtures_tflm, toolchain
+from weaklink import toolchain
+from weaklink.demo.fixtures import firmware as fixtures, tflm as fixtures_tflm
 from weaklink.check import check
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))

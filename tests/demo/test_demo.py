@@ -8,7 +8,7 @@ import pytest
 from weaklink.cli import main
 from weaklink.demo import run_demo
 from weaklink.resolve import link
-from weaklink.resolve.oracle import differences, recorded_run
+from weaklink.resolve.gnu.oracle import differences, recorded_run
 
 # (backend, runner, target): (link, NPU verdict); the expected table.
 EXPECTED = {

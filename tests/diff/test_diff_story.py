@@ -78,7 +78,7 @@ def test_readme_diff_output_is_real(firmware, capsys, monkeypatch):
     """The README's diff example is this command's output, byte for byte."""
     import re
 
-    from weaklink.fixtures import REPO
+    from weaklink.cachedir import REPO
 
     text = (REPO / "README.md").read_text()
     section = text.split("## A regression gate: `weaklink diff`", 1)[1]

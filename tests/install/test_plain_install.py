@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from weaklink import fixtures, toolchain
+from weaklink import toolchain
+from weaklink.demo.fixtures import firmware as fixtures
 
 REPO = Path(__file__).resolve().parents[2]
 NPU_U85 = ["--accelerator", "ethos-u85-256", "--system-config", "Ethos_U85_SYS_DRAM_Mid",

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from weaklink import toolchain
-from weaklink.resolve.oracle import differences
+from weaklink.resolve.gnu.oracle import differences
 from weaklink.scenario import Scenario
 
 SHARED = ("s0", "s1", "s2", "s3")
@@ -147,7 +147,7 @@ class LdCrashed(Exception):
 
 
 def compare(sc: Scenario, args: list[str]) -> list[str]:
-    """Differences between the model and the real ld; [] when they agree (resolve/oracle.py:
+    """Differences between the model and the real ld; [] when they agree (resolve/gnu/oracle.py:
     exit status, errors, extracted members in order, commons, -y lines, the --cref table and
     every symbol's defining file)."""
     ld = sc.ld(args)

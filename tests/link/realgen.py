@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from weaklink import toolchain
-from weaklink.fixtures import cache_dir
-from weaklink.resolve.oracle import differences, recorded_run
+from weaklink.cachedir import cache_dir
+from weaklink.resolve.gnu.oracle import differences, recorded_run
 
 HOOKS = ("h0", "h1", "h2", "h3")
 DATA = ("d0", "d1", "d2")

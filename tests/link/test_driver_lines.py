@@ -11,7 +11,7 @@ from weaklink import toolchain
 from weaklink.cli import main
 from weaklink.errors import InputError, UsageError
 from weaklink.resolve.compiler_driver import ld_arguments, strip_plugin_options
-from weaklink.resolve.oracle import differences
+from weaklink.resolve.gnu.oracle import differences
 
 GCC = ["arm-none-eabi-gcc", *toolchain.CPU_FLAGS]
 APP = """

@@ -141,7 +141,7 @@ def test_start_stop_symbols_follow_the_output_section(sc, script, defined):
 
 def test_fpic_runner_link_agrees_with_ld(cross_toolchain):
     """The Release-shaped C++ runner, -fPIC with a GOT, linked with its -T script."""
-    from weaklink import fixtures, fixtures_release
+    from weaklink.demo.fixtures import firmware as fixtures, release as fixtures_release
     from weaklink.scenario import Scenario
 
     image = fixtures_release.build([fixtures_release.VARIANTS[1]])[0]
@@ -167,7 +167,7 @@ DEFS = "static int storage; int *counter = &storage; int shared_value = 3;\n"
 def test_fpic_driver_line_with_newlib_agrees_with_ld(sc, gc):
     """`weaklink link -- arm-none-eabi-gcc …` on -fPIC objects: ld makes the GOT and its
     symbol; the model agrees (it used to report `_GLOBAL_OFFSET_TABLE_` undefined)."""
-    from weaklink.resolve.oracle import differences
+    from weaklink.resolve.gnu.oracle import differences
 
     sc.c("pic.o", PIC, "-fPIC")
     sc.c("defs.o", DEFS, "-fPIC")

@@ -10,9 +10,9 @@ import pytest
 from snippets import needs_toolchain
 
 import weaklink
-from weaklink import fixtures
+from weaklink.demo.fixtures import firmware as fixtures
 from weaklink.cli import main
-from weaklink.resolve.oracle import differences, recorded_run
+from weaklink.resolve.gnu.oracle import differences, recorded_run
 
 HOOKS = ("ethosu_flush_dcache", "ethosu_invalidate_dcache")
 
@@ -75,7 +75,7 @@ def _readme_blocks():
     import re
     import shlex
 
-    from weaklink.fixtures import REPO
+    from weaklink.cachedir import REPO
     text = (REPO / "README.md").read_text()
     part = text.split("## Real links: `weaklink link -- arm-none-eabi-gcc …`", 1)[1]
     sh, out = re.findall(r"```(?:sh)?\n(.*?)```", part, re.S)[:2]
@@ -85,7 +85,7 @@ def _readme_blocks():
 @needs_toolchain
 def test_readme_driver_example_is_this_output(app, capsys, monkeypatch):
     """The README's `weaklink link -- arm-none-eabi-gcc …` example, byte for byte."""
-    from weaklink import fixtures as fx
+    from weaklink.demo.fixtures import firmware as fx
     argv, expected, part = _readme_blocks()
     assert argv[:2] == ["weaklink", "link"]
     argv = [str(fx._npuapp() / "npuapp.ld") if a.endswith("npuapp.ld") else a for a in argv]

@@ -42,11 +42,11 @@ def test_armap_and_long_names_lazy_members(lib):
 
 def test_object_view(lib):
     obj = ObjectFile.from_path(lib.root / "a_member_with_a_long_name.o")
-    kinds = dict(zip(obj.names, obj.kind.tolist()))
+    kinds = {r[0]: r[1] for r in obj.rows}
     assert kinds == {"q2": K_DEFINED, "c": K_COMMON}
     assert obj.is_global_data_definition("q2") and not obj.is_global_data_definition("c")
     q1 = ObjectFile.from_path(lib.root / "q1.o")
-    assert dict(zip(q1.names, q1.kind.tolist()))["q2"] == K_UNDEF
+    assert {r[0]: r[1] for r in q1.rows}["q2"] == K_UNDEF
     assert q1.relocated_names() == {"q2"}
 
 

@@ -1,10 +1,10 @@
-"""One test per row/cell of the rule table in weaklink/resolve/rules.py (no toolchain needed)."""
+"""One test per row/cell of the rule table in weaklink/resolve/gnu/rules.py (no toolchain needed)."""
 from __future__ import annotations
 
 import pytest
 
 from weaklink.read.objfile import K_ABS, K_COMMON, K_DEFINED, K_UNDEF
-from weaklink.resolve import rules as R
+from weaklink.resolve.gnu import rules as R
 
 A, B = 0, 1     # two file ids, A loaded first
 

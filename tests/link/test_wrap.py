@@ -63,7 +63,7 @@ def _ld_trace_nocref(sc, args):
     import subprocess
 
     from weaklink import toolchain
-    from weaklink.resolve.oracle import parse_ld_stderr
+    from weaklink.resolve.gnu.oracle import parse_ld_stderr
     proc = subprocess.run([toolchain.tool("ld"), "-o", "o.elf", *args], cwd=sc.root,
                           capture_output=True, text=True)
     return parse_ld_stderr(proc.stderr)[1]

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import npu
-from weaklink import fixtures
+from weaklink.demo.fixtures import firmware as fixtures
 
 
 @pytest.mark.parametrize("target", ["u55", "u85"])

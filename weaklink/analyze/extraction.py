@@ -12,7 +12,7 @@ import os
 from weaklink.analyze.findings import OVERRIDE_NOT_EXTRACTED, Finding
 from weaklink.errors import InputError
 
-# Reasons (weaklink.resolve.explain) that describe a member the archive search skipped.
+# Reasons (weaklink.resolve.gnu.explain) that describe a member the archive search skipped.
 MEMBER_REASONS = frozenset({"blocked-by-weak", "never-referenced", "archive-order",
                             "only-weak-reference", "common-needs-data", "already-defined"})
 MAX_SYMBOLS = 256        # explanations asked for at most this many weak symbols

@@ -34,8 +34,9 @@ from weaklink.demangle import demangle
 from weaklink.errors import InputError, read_input
 from weaklink.read import elfstructs as S
 from weaklink.read.archive import Archive, is_archive
+from weaklink.read.elfstructs import REL, RELA
 from weaklink.read.image import Image
-from weaklink.read.objfile import REL, RELA, ObjectFile
+from weaklink.read.objfile import ObjectFile
 
 SOURCES = ("relocations", "link inputs", "dwarf", "code", "none")
 

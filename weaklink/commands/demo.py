@@ -36,7 +36,7 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
-    from weaklink import fixtures
+    from weaklink.demo.fixtures import firmware as fixtures
 
     fixtures.use_fixtures(args.fixtures)
     # Vela compiles the fixture networks (its TFLite builders need flatbuffers); nothing is

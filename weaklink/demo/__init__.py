@@ -1,7 +1,7 @@
 """`weaklink demo`: the ExecuTorch fast-scratch story, from real builds to NPU verdicts.
 
 For every fixture variant, in order:
-1. build it with the real toolchain (weaklink.fixtures: objects, archives, ELF, map);
+1. build it with the real toolchain (weaklink.demo.fixtures.firmware: objects, archives, ELF, map);
 2. predict the link with the resolution model, from the same ld command line, and compare the
    prediction with what arm-none-eabi-ld did (exit status, errors, extracted members, the
    defining file of every symbol);
@@ -14,13 +14,13 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from weaklink import fixtures
+from weaklink.demo.fixtures import firmware as fixtures
 from weaklink.check import check
 from weaklink.demo.functional import functional_cell
 from weaklink.demo import runs
 from weaklink.demo.report import DemoReport, DemoRow
 from weaklink.resolve import link
-from weaklink.resolve.oracle import differences, recorded_run
+from weaklink.resolve.gnu.oracle import differences, recorded_run
 
 
 def run_demo(cache: str | Path | None = None, plot_dir: str | Path | None = None,

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from weaklink import fixtures
+from weaklink.demo.fixtures import firmware as fixtures
 from weaklink.diff import diff
 from weaklink.diff.render import render
 

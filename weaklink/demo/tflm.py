@@ -1,6 +1,6 @@
 """`weaklink demo --story tflm`: TensorFlow Lite Micro firmware and the driver's fast-memory rule.
 
-Every TFLM-shaped fixture (weaklink.fixtures_tflm) is built with the real toolchain and checked:
+Every TFLM-shaped fixture (weaklink.demo.fixtures.tflm) is built with the real toolchain and checked:
 the embedded Vela .tflite and its ethos-u operators, the tensor arena, the fast memory
 `ethosu_init` receives (and where that was read), what region 2 becomes, and the NPU verdict.
 """
@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from weaklink import fixtures_tflm
+from weaklink.demo.fixtures import tflm as fixtures_tflm
 from weaklink.check import check
 from weaklink.check.report import CheckReport
 

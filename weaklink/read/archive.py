@@ -11,27 +11,25 @@ from __future__ import annotations
 
 import os
 import stat
+import struct
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-
-import numpy as np
 
 from weaklink.errors import InputError, read_input
 
 AR_MAGIC = b"!<arch>\n"
 THIN_MAGIC = b"!<thin>\n"
 # struct ar_hdr (<ar.h>): ASCII fields, space padded, 60 bytes, 2-byte aligned members.
-AR_HDR = np.dtype([
-    ("ar_name", "S16"), ("ar_date", "S12"), ("ar_uid", "S6"), ("ar_gid", "S6"),
-    ("ar_mode", "S8"), ("ar_size", "S10"), ("ar_fmag", "S2"),
-])
+AR_HDR_FIELDS = (("ar_name", 16), ("ar_date", 12), ("ar_uid", 6), ("ar_gid", 6),
+                 ("ar_mode", 8), ("ar_size", 10), ("ar_fmag", 2))
+AR_HDR_SIZE = sum(n for _, n in AR_HDR_FIELDS)
 AR_FMAG = b"`\n"
-# (start, end) of each header field, derived from AR_HDR: headers are sliced, not np-parsed,
-# because ld-style lazy extraction reads one header at a time.
-_FIELD = {k: (off, off + dt.itemsize) for k, (dt, off) in AR_HDR.fields.items()}
-ARMAP32 = ("/", ">u4")        # GNU symbol index: count, offsets, NUL-terminated names
-ARMAP64 = ("/SYM64/", ">u8")
+# (start, end) of each header field: ld-style lazy extraction reads one header at a time.
+_FIELD = {k: (sum(n for _, n in AR_HDR_FIELDS[:i]), sum(n for _, n in AR_HDR_FIELDS[:i + 1]))
+          for i, (k, _) in enumerate(AR_HDR_FIELDS)}
+ARMAP32 = ("/", ">I")         # GNU symbol index: big-endian count, offsets, NUL-terminated names
+ARMAP64 = ("/SYM64/", ">Q")
 LONG_NAMES = "//"
 
 
@@ -73,10 +71,10 @@ class Archive:
     # -- headers ------------------------------------------------------------------------------
     def _header(self, offset: int) -> tuple[str, int]:
         """(raw name field, data size) of the member header at `offset`."""
-        end = offset + AR_HDR.itemsize
+        end = offset + AR_HDR_SIZE
         if end > len(self.data):
             raise InputError(self.name, f"truncated member header ({len(self.data) - offset} "
-                             f"bytes, expected {AR_HDR.itemsize})", offset)
+                             f"bytes, expected {AR_HDR_SIZE})", offset)
         hdr = self.data[offset:end]
         f0, f1 = _FIELD["ar_fmag"]
         if hdr[f0:f1] != AR_FMAG:
@@ -99,7 +97,7 @@ class Archive:
         offset = 8
         while offset < len(self.data):
             raw, size = self._header(offset)
-            start = offset + AR_HDR.itemsize
+            start = offset + AR_HDR_SIZE
             if start + self._stored_size(raw, size) > len(self.data):
                 raise InputError(self.name, f"member size {size} runs past the end of the archive "
                                  f"({len(self.data)} bytes)", offset + 48)
@@ -112,22 +110,22 @@ class Archive:
             offset = start + size + (size & 1)
 
     def _read_armap(self, start: int, size: int, word: str):
-        width = np.dtype(word).itemsize
+        width = struct.calcsize(word)
         if size < width:
             raise InputError(self.name, "truncated archive symbol index", start)
-        count = int(np.frombuffer(self.data, word, count=1, offset=start)[0])
+        count = struct.unpack_from(word, self.data, start)[0]
         names_at = start + width * (1 + count)
         if names_at > start + size:
             raise InputError(self.name, f"archive symbol index claims {count} entries, more than "
                              f"its {size} bytes hold", start)
-        offsets = np.frombuffer(self.data, word, count=count, offset=start + width)
+        offsets = struct.unpack_from(f"{word[0]}{count}{word[1]}", self.data, start + width)
         names = self.data[names_at:start + size].split(b"\0")
         if len(names) < count:
             raise InputError(self.name, f"archive symbol index has {len(names)} names for "
                              f"{count} entries", names_at)
         self.has_index = True
         self.armap_names = [n.decode("utf-8", "replace") for n in names[:count]]
-        self.armap_offsets = offsets.tolist()
+        self.armap_offsets = list(offsets)
 
     # -- members --------------------------------------------------------------------------------
     def _member_name(self, raw: str, offset: int) -> str:
@@ -148,7 +146,7 @@ class Archive:
                 raise InputError(self.name, f"archive symbol index points at {offset}, outside "
                                  f"the archive ({len(self.data)} bytes)", offset)
             raw, size = self._header(offset)
-            start = offset + AR_HDR.itemsize
+            start = offset + AR_HDR_SIZE
             if start + self._stored_size(raw, size) > len(self.data):
                 raise InputError(self.name, f"member size {size} runs past the end of the "
                                  f"archive ({len(self.data)} bytes)", offset + 48)
@@ -163,7 +161,7 @@ class Archive:
             raw, size = self._header(offset)
             if raw not in ("/", "//", "/SYM64/"):
                 out.append(self.member(offset))
-            offset += AR_HDR.itemsize + self._stored_size(raw, size)
+            offset += AR_HDR_SIZE + self._stored_size(raw, size)
             offset += offset & 1
         return out
 

@@ -65,6 +65,9 @@ SYM_FIELDS = (
     ("st_info", "B"), ("st_other", "B"), ("st_shndx", "H"),
 )
 
+REL_FIELDS = (("r_offset", "I"), ("r_info", "I"))
+RELA_FIELDS = (("r_offset", "I"), ("r_info", "I"), ("r_addend", "i"))
+
 
 def struct_format(fields) -> str:
     return "<" + "".join(code for _, code in fields)
@@ -72,12 +75,13 @@ def struct_format(fields) -> str:
 
 EHDR_SIZE, SHDR_SIZE, PHDR_SIZE, SYM_SIZE = 52, 40, 32, 16
 
-_NUMPY_CODES = {"16s": "S16", "B": "u1", "H": "<u2", "I": "<u4"}
-_DTYPES = {"EHDR": EHDR_FIELDS, "SHDR": SHDR_FIELDS, "PHDR": PHDR_FIELDS, "SYM": SYM_FIELDS}
+_NUMPY_CODES = {"16s": "S16", "B": "u1", "H": "<u2", "I": "<u4", "i": "<i4"}
+_DTYPES = {"EHDR": EHDR_FIELDS, "SHDR": SHDR_FIELDS, "PHDR": PHDR_FIELDS, "SYM": SYM_FIELDS,
+           "REL": REL_FIELDS, "RELA": RELA_FIELDS}
 
 
 def __getattr__(name: str):
-    """EHDR, SHDR, PHDR and SYM as numpy dtypes, made on first use (numpy is not imported
+    """EHDR, SHDR, PHDR, SYM, REL and RELA as numpy dtypes, made on first use (numpy is not imported
     by the readers that do not need it)."""
     if name not in _DTYPES:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -2,18 +2,16 @@
 
 Only global (non-local) symbols take part in cross-file resolution (ELF gABI: STB_LOCAL never
 satisfies another file's reference), so `ObjectFile` keeps just those: `rows` of plain values
-for the resolver (read from one numpy view of the global part of .symtab), and numpy columns
-on demand. COMDAT groups and the symbols that relocations refer to are read on demand too.
+for the resolver, unpacked with struct from the global part of .symtab (numpy is not imported
+on the link path). COMDAT groups and the symbols that relocations refer to are read on demand too.
 """
 from __future__ import annotations
 
+import struct
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
-import numpy as np
-
-from weaklink.arraysets import member, unique
 from weaklink.errors import InputError, read_input
 from weaklink.read import elfstructs as S
 from weaklink.read.elf import ElfFile
@@ -22,8 +20,9 @@ from weaklink.read.elf import ElfFile
 K_UNDEF, K_COMMON, K_DEFINED, K_ABS = 0, 1, 2, 3
 KIND_NAMES = ("undefined", "common", "defined", "absolute")
 
-REL = np.dtype([("r_offset", "<u4"), ("r_info", "<u4")])
-RELA = np.dtype([("r_offset", "<u4"), ("r_info", "<u4"), ("r_addend", "<i4")])
+_SYM = struct.Struct(S.struct_format(S.SYM_FIELDS))
+_REL = struct.Struct(S.struct_format(S.REL_FIELDS))
+_RELA = struct.Struct(S.struct_format(S.RELA_FIELDS))
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,12 +33,17 @@ class ComdatGroup:
     sections: tuple[int, ...]
 
 
-class ObjectFile:
-    """Global symbols of one relocatable object: `rows` for resolution, numpy columns on demand.
+def _words(data, offset: int, size: int) -> list[int]:
+    """The little-endian 32-bit words of `size` bytes at `offset` (a group's flag and members)."""
+    n = size // 4
+    return list(struct.unpack_from(f"<{n}I", data, offset)) if n else []
 
-    The symbol table is read with one numpy view and one `tolist()`; the per-symbol pass is
-    plain Python because objects hold few globals and per-call numpy overhead would dominate
-    (see benchmarks/bench_link.py)."""
+
+class ObjectFile:
+    """Global symbols of one relocatable object: `rows` for resolution.
+
+    The global part of the symbol table is unpacked with struct in one call; the per-symbol
+    pass is plain Python: objects hold few globals (see benchmarks/bench_link.py)."""
 
     def __init__(self, elf: ElfFile, archive_offset: int | None = None):
         self.elf = elf
@@ -47,32 +51,54 @@ class ObjectFile:
         self.archive_offset = archive_offset
         if elf.e_type != S.ET_REL:
             raise InputError(elf.name, f"ELF type {elf.e_type}, expected 1 (relocatable object)", 16)
-        types = elf.sections["sh_type"].tolist() if len(elf.sections) else []
-        # ElfFile.symtab_index, found without a numpy pass (hot path: one call per object)
-        elf.__dict__.setdefault("symtab_index",
-                                types.index(S.SHT_SYMTAB) if S.SHT_SYMTAB in types else None)
-        syms = elf.symbols
+        offset, count = elf.symtab_span
         first = 0
-        if len(syms):   # gABI: locals come first, sh_info = index of the first non-local
-            first = min(int(elf.sections[elf.symtab_index]["sh_info"]), len(syms))
-        self.rows, self._index = self._read_globals(syms[first:].tolist(), first)
-
-    @cached_property
-    def index(self) -> np.ndarray:
-        """Symbol-table index of each global (row i)."""
-        return np.array(self._index, np.int64)
+        if count:   # gABI: locals come first, sh_info = index of the first non-local
+            first = min(elf.shdrs[elf.symtab_index].sh_info, count)
+        self.first_global = first
+        raw = list(_SYM.iter_unpack(elf.data[offset + first * S.SYM_SIZE:
+                                             offset + count * S.SYM_SIZE])) if count else []
+        self.rows, self.index = self._read_globals(raw, first)
 
     @cached_property
     def names(self) -> list[str]:
         return [r[0] for r in self.rows]
 
+    @cached_property
+    def symbol_table(self) -> list[tuple]:
+        """Every Elf32_Sym of .symtab as a tuple (st_name, st_value, st_size, st_info,
+        st_other, st_shndx), entry 0 and the locals included (diagnostics and GC read locals)."""
+        offset, count = self.elf.symtab_span
+        return list(_SYM.iter_unpack(self.elf.data[offset:offset + count * S.SYM_SIZE]))
+
+    def symbol_name(self, k: int) -> str:
+        """The name of symbol-table entry `k` ('' past the string table)."""
+        strtab = self.elf.symbol_strtab
+        nm = self.symbol_table[k][0]
+        end = strtab.find(b"\0", nm)
+        return strtab[nm:end if end >= 0 else len(strtab)].decode("utf-8", "replace")
+
+    @cached_property
+    def section_indices(self) -> list[int]:
+        """Section index of every symbol, SHN_XINDEX entries replaced by their extended index
+        (SHT_SYMTAB_SHNDX, objects with more than 65279 sections)."""
+        shndx = [s[5] for s in self.symbol_table]
+        if S.SHN_XINDEX in shndx:
+            span = self.elf.symtab_shndx_span
+            if span is None or span[1] < len(shndx):
+                raise InputError(self.name, f"extended section index table has "
+                                 f"{span[1] if span else 0} entries, expected {len(shndx)} "
+                                 f"(one per symbol)")
+            ext = _words(self.elf.data, span[0], len(shndx) * 4)
+            shndx = [e if s == S.SHN_XINDEX else s for s, e in zip(shndx, ext)]
+        return shndx
+
     def _read_globals(self, raw: list[tuple], first: int) -> tuple[list[tuple], list[int]]:
         """(name, kind, weak, size, shndx, value) per global symbol, and its symtab index."""
-        strtab, nsec = self.elf.symbol_strtab, len(self.elf.sections)
+        strtab, nsec = self.elf.symbol_strtab, len(self.elf.shdrs)
         size_tab = len(strtab)
         # ASCII string tables (the norm) are decoded once; str offsets then equal byte offsets
         text = strtab.decode("ascii") if strtab.isascii() else None
-        ext = None
         rows, index = [], []
         for i, (nm, value, size, info, _, sh) in enumerate(raw, first):
             bind = info >> 4
@@ -88,8 +114,7 @@ class ObjectFile:
                 end = strtab.find(b"\0", nm)
                 name = strtab[nm:end if end >= 0 else size_tab].decode("utf-8", "replace")
             if sh == S.SHN_XINDEX:
-                ext = self.elf.symbol_section_indices() if ext is None else ext
-                sh = int(ext[i])
+                sh = self.section_indices[i]
             if sh == S.SHN_UNDEF:
                 kind = K_UNDEF
             elif sh == S.SHN_COMMON or info & 0xF == S.STT_COMMON:
@@ -106,43 +131,13 @@ class ObjectFile:
         return rows, index
 
     def _sym_offset_at(self, i: int) -> int:
-        sh = self.elf.sections[self.elf.symtab_index]
-        return int(sh["sh_offset"]) + i * S.SYM.itemsize
-
-    # -- numpy columns, for analysis (resolution itself uses `rows`) ----------------------------
-    @cached_property
-    def _globals(self) -> np.ndarray:
-        return self.elf.symbols[self.index]
-
-    @cached_property
-    def binding(self) -> np.ndarray:
-        return (self._globals["st_info"] >> 4).astype(np.uint8)
-
-    @cached_property
-    def stype(self) -> np.ndarray:
-        return (self._globals["st_info"] & 0xF).astype(np.uint8)
-
-    @cached_property
-    def size(self) -> np.ndarray:
-        return np.array([r[3] for r in self.rows], np.int64)
-
-    @cached_property
-    def value(self) -> np.ndarray:
-        return np.array([r[5] for r in self.rows], np.int64)
-
-    @cached_property
-    def shndx(self) -> np.ndarray:
-        return np.array([r[4] for r in self.rows], np.uint32)
-
-    @cached_property
-    def kind(self) -> np.ndarray:
-        return np.array([r[1] for r in self.rows], np.uint8)
+        return self.elf.symtab_span[0] + i * S.SYM_SIZE
 
     @classmethod
     def from_bytes(cls, data: bytes, name: str, archive_offset: int | None = None) -> "ObjectFile":
         try:
             return cls(ElfFile(data, name), archive_offset)
-        except (IndexError, ValueError, OverflowError) as exc:
+        except (IndexError, ValueError, OverflowError, struct.error) as exc:
             # a table index or size that the field checks above do not cover
             raise InputError(name, f"corrupt ELF object: {exc}") from None
 
@@ -160,7 +155,8 @@ class ObjectFile:
         i = self.by_name.get(name)
         if i is None:
             return False
-        b, t, sh = int(self.binding[i]), int(self.stype[i]), self.rows[i][4]
+        info = self.symbol_table[self.index[i]][3]
+        b, t, sh = info >> 4, info & 0xF, self.rows[i][4]
         if b != S.STB_GLOBAL and b < 10:
             return False
         if t == S.STT_FUNC or t == 10 or sh == S.SHN_UNDEF or self.rows[i][1] == K_COMMON:
@@ -172,7 +168,7 @@ class ObjectFile:
             return "*ABS*"
         if shndx == S.SHN_COMMON:
             return "COMMON"
-        if shndx == S.SHN_UNDEF or shndx >= len(self.elf.sections):
+        if shndx == S.SHN_UNDEF or shndx >= len(self.elf.shdrs):
             return None
         hit = self._section_names.get(shndx)
         if hit is None:
@@ -186,16 +182,14 @@ class ObjectFile:
     # -- COMDAT groups and relocations ---------------------------------------------------------
     @cached_property
     def comdat_groups(self) -> tuple[ComdatGroup, ...]:
-        sh = self.elf.sections
-        types = sh["sh_type"].tolist() if len(sh) else []
-        if S.SHT_GROUP not in types:
-            return ()
         out = []
-        for i in [k for k, t in enumerate(types) if t == S.SHT_GROUP]:
-            words = np.frombuffer(self.elf.section_bytes(i)[: int(sh["sh_size"][i]) // 4 * 4], "<u4")
-            if not len(words) or not int(words[0]) & S.GRP_COMDAT:
+        for i, sh in enumerate(self.elf.shdrs):
+            if sh.sh_type != S.SHT_GROUP:
                 continue
-            out.append(ComdatGroup(self._group_signature(i), (i, *words[1:].tolist())))
+            words = _words(self.elf.data, sh.sh_offset, sh.sh_size)
+            if not words or not words[0] & S.GRP_COMDAT:
+                continue
+            out.append(ComdatGroup(self._group_signature(i), (i, *words[1:])))
         return tuple(out)
 
     @cached_property
@@ -204,39 +198,42 @@ class ObjectFile:
         return SectionTable(self)
 
     def _group_signature(self, i: int) -> str:
-        sh = self.elf.sections[i]
-        where = int(self.elf.header["e_shoff"]) + i * S.SHDR.itemsize
-        if int(sh["sh_link"]) != self.elf.symtab_index:
+        sh = self.elf.shdrs[i]
+        where = self.elf.shdr_offset(i)
+        if sh.sh_link != self.elf.symtab_index:
             raise InputError(self.name, f"group section {i} links to section "
-                             f"{int(sh['sh_link'])}, not the symbol table", where + 24)
-        k = int(sh["sh_info"])
-        if k >= len(self.elf.symbols):
+                             f"{sh.sh_link}, not the symbol table", where + 24)
+        k = sh.sh_info
+        if k >= self.elf.symtab_span[1]:
             raise InputError(self.name, f"group section {i} signature symbol {k} out of range",
                              where + 28)
-        return self.elf.symbol_names(np.array([k]))[0]
+        nm = self.symbol_table[k][0]
+        if nm >= len(self.elf.symbol_strtab) and nm:
+            raise InputError(self.name, f"symbol {k} name offset {nm} out of range (string "
+                             f"table has {len(self.elf.symbol_strtab)} bytes)", self._sym_offset_at(k))
+        return self.symbol_name(k)
+
+    def relocation_entries(self, rel: int) -> list[tuple]:
+        """(r_offset, r_info[, r_addend]) of every entry of relocation section `rel`."""
+        sh = self.elf.shdrs[rel]
+        layout = _REL if sh.sh_type == S.SHT_REL else _RELA
+        n = sh.sh_size // layout.size
+        return list(layout.iter_unpack(self.elf.data[sh.sh_offset:sh.sh_offset + n * layout.size]))
 
     def relocated_names(self, dead_sections: frozenset[int] = frozenset()) -> set[str]:
         """Global symbols referenced by a relocation in a live SHF_ALLOC section: where ld
         reports undefined references (ldmain.c undefined_symbol runs per relocation)."""
-        sh = self.elf.sections
-        if not len(sh):
-            return set()
-        is_rel = (sh["sh_type"] == S.SHT_REL) | (sh["sh_type"] == S.SHT_RELA)
-        idx_by_sym = {}
-        for i in np.flatnonzero(is_rel).tolist():
-            target = int(sh["sh_info"][i])
-            if target in dead_sections or target >= len(sh) \
-                    or not int(sh["sh_flags"][target]) & S.SHF_ALLOC:
+        shdrs = self.elf.shdrs
+        used = set()
+        for i, sh in enumerate(shdrs):
+            if sh.sh_type not in (S.SHT_REL, S.SHT_RELA):
                 continue
-            dt = REL if int(sh["sh_type"][i]) == S.SHT_REL else RELA
-            n = int(sh["sh_size"][i]) // dt.itemsize
-            rel = np.frombuffer(self.elf.data, dt, count=n, offset=int(sh["sh_offset"][i]))
-            idx_by_sym[i] = unique(rel["r_info"] >> 8)
-        if not idx_by_sym:
-            return set()
-        used = unique(np.concatenate(list(idx_by_sym.values())))
-        hit = member(self.index, used)
-        return {self.names[k] for k in np.flatnonzero(hit).tolist()}
+            target = sh.sh_info
+            if target in dead_sections or target >= len(shdrs) \
+                    or not shdrs[target].sh_flags & S.SHF_ALLOC:
+                continue
+            used.update(e[1] >> 8 for e in self.relocation_entries(i))
+        return {self.names[k] for k, i in enumerate(self.index) if i in used}
 
 
 # -- sections and relocations, for garbage collection (read only when --gc-sections asks) --------
@@ -264,17 +261,14 @@ class SectionTable:
     def __init__(self, obj: "ObjectFile"):
         self.obj = obj
         elf = obj.elf
-        sh = elf.sections
-        cols = [sh[k].tolist() for k in ("sh_type", "sh_flags", "sh_size", "sh_link", "sh_info")]
-        self._raw = list(zip(*cols)) if len(sh) else []
+        self._raw = [(h.sh_type, h.sh_flags, h.sh_size, h.sh_link, h.sh_info) for h in elf.shdrs]
         group_of, order = {}, {}
-        for i, (t, *_rest) in enumerate(self._raw):
-            if t == S.SHT_GROUP:
-                n = int(sh["sh_size"][i]) // 4
-                words = np.frombuffer(elf.data, "<u4", count=n, offset=int(sh["sh_offset"][i]))
-                for m in words[1:].tolist():
+        for i, h in enumerate(elf.shdrs):
+            if h.sh_type == S.SHT_GROUP:
+                words = _words(elf.data, h.sh_offset, h.sh_size)
+                for m in words[1:]:
                     group_of.setdefault(m, i)
-                order[i] = words[1:].tolist()
+                order[i] = words[1:]
         # SHT_GROUP sections are input sections too (ld sweeps them with their first member)
         self.sections: list[Section] = [
             Section(i, elf.section_name(i), t, f, size, link, group_of.get(i, 0))
@@ -293,32 +287,17 @@ class SectionTable:
         return self.obj._group_signature(group)
 
     @cached_property
-    def _symbol_shndx(self) -> list[int]:
-        """Section index of every symbol (SHN_XINDEX resolved)."""
-        elf = self.obj.elf
-        if not len(elf.symbols):
-            return []
-        out = elf.symbols["st_shndx"].astype(np.int64)
-        if (out == S.SHN_XINDEX).any():
-            out = elf.symbol_section_indices().astype(np.int64)
-        return out.tolist()
-
-    @cached_property
     def _global_row(self) -> dict[int, int]:
-        return {k: r for r, k in enumerate(self.obj._index)}
+        return {k: r for r, k in enumerate(self.obj.index)}
 
     def relocations(self, index: int) -> tuple[list[int], list[int]]:
         """(r_offset, symbol-table index) of every relocation applying to section `index`,
         in file order (where a linker reports an undefined symbol)."""
         offsets, symbols = [], []
-        elf = self.obj.elf
         for r in self._rel.get(index, ()):
-            t, _, size, _, _ = self._raw[r]
-            dt = REL if t == S.SHT_REL else RELA
-            rel = np.frombuffer(elf.data, dt, count=size // dt.itemsize,
-                                offset=int(elf.sections["sh_offset"][r]))
-            offsets += rel["r_offset"].tolist()
-            symbols += (rel["r_info"] >> 8).tolist()
+            for e in self.obj.relocation_entries(r):
+                offsets.append(e[0])
+                symbols.append(e[1] >> 8)
         return offsets, symbols
 
     def references(self, index: int) -> tuple[list[int], list[int]]:
@@ -326,16 +305,12 @@ class SectionTable:
         symbols) and rows of global symbols (ObjectFile.rows). GNU C++ vtable-GC relocations
         are skipped."""
         local, names = [], []
-        elf, glob = self.obj.elf, self._global_row
-        shndx = self._symbol_shndx
+        glob = self._global_row
+        shndx = self.obj.section_indices
         nsym = len(shndx)
         for r in self._rel.get(index, ()):
-            t, _, size, _, _ = self._raw[r]
-            dt = REL if t == S.SHT_REL else RELA
-            off = int(elf.sections["sh_offset"][r])
-            info = np.frombuffer(elf.data, dt, count=size // dt.itemsize, offset=off)["r_info"]
-            types = (info & 0xFF).tolist()
-            for k, ty in zip((info >> 8).tolist(), types):
+            for e in self.obj.relocation_entries(r):
+                k, ty = e[1] >> 8, e[1] & 0xFF
                 if ty in (R_ARM_GNU_VTENTRY, R_ARM_GNU_VTINHERIT) or k == 0 or k >= nsym:
                     continue
                 row = glob.get(k)

@@ -1,17 +1,23 @@
-"""GNU ld 2.40 symbol resolution, modelled: `link(args)` predicts what arm-none-eabi-ld decides.
+"""Symbol resolution, modelled: `link(args, flavor=)` predicts what GNU ld 2.40 ("gnu",
+weaklink.resolve.gnu) or ld.lld 16 ("lld", weaklink.resolve.lld) decides for a link.
 
-read (archive, objfile, ldscript) → cmdline (or compiler_driver for a gcc line) → driver
-(rules, wrap, script, default_script) → gc (gcgraph) with --gc-sections → report / explain →
-LinkResult.
+This package holds what both linkers share: the command line (cmdline), the compiler driver's
+ld line (compiler_driver), opening inputs and the archive cache (inputs), COMDAT groups
+(comdat), linker scripts (script), --wrap (wrap), the --gc-sections graph (gcgraph), the
+names linkers define (linker_defined) and the LinkResult (result); each linker's rules,
+driver, gc, outcome and oracle live in its own package.
 """
 from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
 
-from weaklink.resolve import cmdline, explain, report
-from weaklink.resolve.driver import Linker
+from weaklink.errors import UsageError
+from weaklink.resolve import gnu
+from weaklink.resolve.compiler_driver import ld_command
 from weaklink.resolve.result import LinkResult
+
+__all__ = ["LinkResult", "link", "link_driver"]
 
 
 def link(args: Sequence[str], *, cref: bool = False, trace: Sequence[str] = (),
@@ -25,31 +31,18 @@ def link(args: Sequence[str], *, cref: bool = False, trace: Sequence[str] = (),
 
     Raises UsageError for an unknown option, InputError for a missing or corrupt input."""
     if flavor == "lld":
+        # imported here: the lld model's diagnostics read DWARF with numpy, which a GNU link
+        # (the command's default) never needs at start-up
         from weaklink.resolve import lld
         return lld.link(args, cwd=cwd)
     if flavor != "gnu":
-        from weaklink.errors import UsageError
         raise UsageError(f"flavor {flavor!r}: expected 'gnu' or 'lld'")
-    opts = cmdline.parse(list(map(str, args)))
-    if cref and not opts.cref:
-        opts = dataclasses.replace(opts, cref=True)
-    if plugin and not opts.plugin:           # collect2 loads the LTO plugin (compiler_driver)
-        opts = dataclasses.replace(opts, plugin=True)
-    traced = tuple(dict.fromkeys([*opts.trace, *trace]))
-    with report.no_gc():
-        state = Linker(opts, watch=frozenset(why_not), cwd=None if cwd is None else str(cwd)).run()
-        if opts.gc_sections:
-            from weaklink.resolve import gc
-            gc.collect(state)
-        reasons = [w for name in why_not for w in explain.why_not(state, name)]
-        return report.build(state, cref=cref, trace=traced, why_not=reasons)
+    return gnu.link(args, cref=cref, trace=trace, why_not=why_not, cwd=cwd, plugin=plugin)
 
 
 def link_driver(argv: Sequence[str], *, cwd: str | None = None, **kw) -> LinkResult:
     """Model the link a compiler-driver command (`arm-none-eabi-gcc ARGS…`) would run: the ld
     arguments come from `ARGS -###` (compiler_driver.py); the result's `ld_args` holds them."""
-    from weaklink.resolve.compiler_driver import ld_command
-
     args, plugin = ld_command([str(a) for a in argv], cwd=None if cwd is None else str(cwd))
     result = link(args, cwd=cwd, plugin=plugin, **kw)
     return dataclasses.replace(result, ld_args=tuple(args))

@@ -117,7 +117,7 @@ class _State:
     libs: int = 0
 
 
-def _split(arg: str, args: list[str], i: int, names: tuple[str, ...]) -> tuple[str | None, int]:
+def option_value(arg: str, args: list[str], i: int, names: tuple[str, ...]) -> tuple[str | None, int]:
     """Value of option `arg` if it is one of `names` (`--x=V`, `--x V`, `-xV`); else None."""
     for name in names:
         if arg == name:
@@ -163,20 +163,20 @@ def _valued(st: _State, arg: str, args: list[str], i: int) -> int | None:
             st.scripts.append(v), st.stack[-1].append(InputItem("script", v)))),
     )
     long_names = tuple(n for n in IGNORED_WITH_VALUE if len(n) > 2)
-    value, j = _split(arg, args, i, long_names)
+    value, j = option_value(arg, args, i, long_names)
     if value is not None:
         return j
     for names, act in table:
-        value, j = _split(arg, args, i, names)
+        value, j = option_value(arg, args, i, names)
         if value is not None:
             act(value)
             return j
     if arg in ("-z",) or arg.startswith("-z"):
-        value, j = _split(arg, args, i, ("-z",))
+        value, j = option_value(arg, args, i, ("-z",))
         if value == "muldefs":
             st.muldefs = True
         return j
-    value, j = _split(arg, args, i, ONE_LETTER_VALUE)
+    value, j = option_value(arg, args, i, ONE_LETTER_VALUE)
     return j if value is not None else None
 
 

@@ -65,3 +65,11 @@ class SectionGraph:
 
     def is_marked(self, fid: int, index: int) -> bool:
         return key(fid, index) in self.marked
+
+
+def member_name(path: str) -> tuple[str, str | None]:
+    """'lib.a(m.o)' -> ('lib.a', 'm.o'); a plain object -> (path, None)."""
+    if path.endswith(")") and "(" in path:
+        ar, _, mem = path[:-1].partition("(")
+        return ar, mem
+    return path, None

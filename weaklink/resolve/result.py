@@ -3,10 +3,10 @@ or as a readable table. Compute once, format many."""
 from __future__ import annotations
 
 import json
+from collections import namedtuple
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import NamedTuple
 
 SCHEMA_VERSION = 1
 
@@ -53,15 +53,14 @@ class Collected:
         return {"file": self.file, "section": self.section}
 
 
-class SymbolInfo(NamedTuple):
-    """The winner for one name (a NamedTuple: one is built per global symbol)."""
-    binding: str        # global | weak | common | absolute | script | linker (ld's own, such
-                        # as _GLOBAL_OFFSET_TABLE_) | undefined | undefined-weak
-    file: str | None
-    size: int
-    section: str | None
-    value: int | None = None    # absolute (--defsym) and script values; None when ld computes
-    kept: bool = True           # False: the defining section is removed by --gc-sections
+# binding: global | weak | common | absolute | script | linker (ld's own, such as
+#   _GLOBAL_OFFSET_TABLE_) | undefined | undefined-weak; file and section: where it is defined
+#   (None when nowhere); value: absolute (--defsym) and script values, None when ld computes
+#   them; kept: False when --gc-sections removes the defining section.
+class SymbolInfo(namedtuple("SymbolInfo", "binding file size section value kept",
+                            defaults=(None, True))):
+    """The winner for one name (a named tuple: one is built per global symbol)."""
+    __slots__ = ()
 
     def to_json(self) -> dict:
         return {"binding": self.binding, "file": self.file, "size": self.size,

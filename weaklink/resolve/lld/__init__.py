@@ -1,7 +1,7 @@
 """ld.lld 16 symbol resolution, modelled: `link(args)` predicts what ld.lld decides for ELF32
 ARM, in the same LinkResult (flavor "lld") as the GNU ld model.
 
-read (archive, objfile) → lld.cmdline → lld.driver (lld.rules) → lld.report → LinkResult.
+read (archive, objfile) → lld.cmdline → lld.driver (lld.rules) → lld.outcome → LinkResult.
 """
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from collections.abc import Sequence
 
 from weaklink.resolve.lld import cmdline
 from weaklink.resolve.lld.driver import LldLinker, LldState
-from weaklink.resolve.lld.report import build, why_extract_text
-from weaklink.resolve.report import no_gc
+from weaklink.resolve.lld.outcome import build, why_extract_text
+from weaklink.resolve.nogc import no_gc
 from weaklink.resolve.result import LinkResult
 
 # An extraction parses its member at once, and that member's references extract in turn:

@@ -31,16 +31,6 @@ class LldOptions:
     wrap: tuple[str, ...] = ()      # --wrap=SYM, in order, without repeats
 
 
-def _value(arg: str, args: list[str], i: int, name: str) -> tuple[str | None, int]:
-    if arg == name:
-        if i + 1 >= len(args):
-            raise UsageError(f"option '{name}' requires an argument")
-        return args[i + 1], i + 2
-    if arg.startswith(name + "="):
-        return arg[len(name) + 1:], i + 1
-    return None, i
-
-
 def parse(args: list[str]) -> LldOptions:
     args = cmdline.expand_response_files(list(map(str, args)))
     rest: list[str] = []
@@ -63,7 +53,7 @@ def parse(args: list[str]) -> LldOptions:
             continue
         for name in ("--why-extract", "--warn-backrefs-exclude", "--error-limit", "--wrap",
                      *IGNORED_VALUED):
-            value, j = _value(arg, args, i, name)
+            value, j = cmdline.option_value(arg, args, i, (name,))
             if value is None:
                 continue
             if name == "--why-extract":

@@ -25,8 +25,6 @@ DWARF, a variable's declaration, or the object's STT_FILE name ("m.c", also with
 """
 from __future__ import annotations
 
-import numpy as np
-
 from weaklink.demangle import demangle
 from weaklink.read import elfstructs as S
 from weaklink.resolve.lld import rules as R
@@ -52,25 +50,23 @@ class Messages:
         """The first symbol of the file (locals, then globals this file won) defined in
         section `shndx` with value <= off < value + size."""
         f = self.s.files[fid]
-        syms = f.obj.elf.symbols
-        if not len(syms):
+        syms = f.obj.symbol_table
+        hit = [i for i, (_, value, size, _, _, sh) in enumerate(syms)
+               if sh == shndx and value <= off < value + size]
+        if not hit:
             return None
-        hit = np.flatnonzero((syms["st_shndx"] == shndx) & (syms["st_value"] <= off)
-                             & (off < syms["st_value"].astype(np.int64) + syms["st_size"]))
-        if not len(hit):
-            return None
-        first_global = _first_global(f.obj)
-        by_index = set(f.obj.index.tolist())
-        names = f.obj.elf.symbol_names(hit)
+        first_global = f.obj.first_global
+        by_index = set(f.obj.index)
         table = self.s.table.syms
-        for i, name in zip(hit.tolist(), names):
+        for i in hit:
+            name = f.obj.symbol_name(i)
             if i in by_index:
                 sym = table.get(self.swap.get(name, name))
                 if sym is None or sym.kind != R.DEFINED or sym.file != fid:
                     continue
             elif i >= first_global or not name:
                 continue
-            elif int(syms["st_info"][i]) & 0xF in (S.STT_SECTION, S.STT_FILE):
+            elif syms[i][3] & 0xF in (S.STT_SECTION, S.STT_FILE):
                 continue
             return self.name(name)
         return None
@@ -91,14 +87,6 @@ class Messages:
             where = f"{f.obj.section_name(shndx)}+0x{off:X}"
         tail = f" in archive {f.archive}" if f.archive else ""
         return f"{f.short}:({where}){tail}"
-
-
-def _first_global(obj) -> int:
-    """gABI: locals come first; the symbol table's sh_info is the first non-local index."""
-    elf = obj.elf
-    if elf.symtab_index is None:
-        return 0
-    return min(int(elf.sections[elf.symtab_index]["sh_info"]), len(elf.symbols))
 
 
 def relocation_sites(obj, dead=frozenset(), live=None):
@@ -176,10 +164,9 @@ def _file_locals(s, fid: int) -> dict[str, int]:
     if fid < 0:
         return {}
     obj = s.files[fid].obj
-    syms = obj.elf.symbols
-    first = _first_global(obj)
-    idx = np.flatnonzero((syms["st_shndx"][:first] != 0) & (syms["st_name"][:first] != 0))
-    return {n: fid for n in obj.elf.symbol_names(idx) if n}
+    syms = obj.symbol_table[:obj.first_global]
+    names = (obj.symbol_name(i) for i, s in enumerate(syms) if s[5] != 0 and s[0] != 0)
+    return {n: fid for n in names if n}
 
 
 def alternative_spelling(s, sym: R.Sym):

@@ -13,7 +13,7 @@ as a flat list of passes.
   stop        duplicates are reported and the link stops there (measured: no undefined
               symbol errors, no --why-extract file)
   scripts     --defsym and script assignments, then PROVIDE (LinkerScript::declareSymbols)
-  reserved    the names lld defines itself when referenced (resolve/linker_defined.py)
+  reserved    the names lld defines itself when referenced (lld/linker_defined.py)
   report      backward references, --why-extract, then undefined symbols by relocation
 """
 from __future__ import annotations
@@ -22,13 +22,15 @@ import os
 from dataclasses import dataclass, field
 
 from weaklink.errors import InputError, UsageError
-from weaklink.read.archive import Archive, is_archive
+from weaklink.read.archive import Archive
 from weaklink.read.elfstructs import ELF_MAGIC, SHN_ABS as ABS
 from weaklink.read.objfile import K_COMMON, K_UNDEF, ObjectFile
-from weaklink.resolve import linker_defined
 from weaklink.resolve.cmdline import InputItem
+from weaklink.resolve.comdat import discard_copies
+from weaklink.resolve.inputs import LLD_WORDING, InputFiles
 from weaklink.resolve.lld import rules as R
 from weaklink.resolve.lld.cmdline import LldOptions
+from weaklink.resolve.lld.linker_defined import lld_reserve
 from weaklink.resolve.script import find_file, parse_script, read_script
 
 
@@ -93,14 +95,11 @@ class LldLinker:
     def __init__(self, opts: LldOptions, cwd: str | None = None):
         self.s = LldState(opts, R.SymbolTable(self._extract))
         self.s.table.on_defined_lazy = lambda sym: self.s.backrefs.pop(sym.name, None)
-        self.cwd = cwd
-        self._archives: dict[str, Archive] = {}
+        self.inputs = InputFiles(opts.ld.search_dirs, cwd, LLD_WORDING)
+        self._fs = self.inputs.fs
         self._scripts: dict[str, object] = {}
         self.next_group = 0
         self.in_group = False
-
-    def _fs(self, path: str) -> str:
-        return os.path.join(self.cwd, path) if self.cwd else path
 
     # -- passes, in the order lld runs them ------------------------------------------------------
     def run(self) -> LldState:
@@ -115,7 +114,7 @@ class LldLinker:
             self.s.stopped = True
             return self.s
         self._declare_symbols(ld.inputs, scripts)
-        self.s.reserved_errors = linker_defined.lld_reserve(self.s, scripts)
+        self.s.reserved_errors = lld_reserve(self.s, scripts)
         if ld.gc_sections:                       # markLive: after the symbols are final
             from weaklink.resolve.lld.gc import LldGc
             self.s.gc = LldGc(self.s, scripts).run()
@@ -190,33 +189,11 @@ class LldLinker:
             self.next_group += 1
         return gid
 
-    def _locate(self, item: InputItem) -> str:
-        if item.kind == "file":
-            return item.arg
-        name = item.arg
-        fname = name[1:] if name.startswith(":") else f"lib{name}.a"
-        for d in self.s.opts.ld.search_dirs:
-            cand = f"{d}/{fname}"
-            if os.path.isfile(self._fs(cand)):
-                return cand
-        raise InputError(None, f"unable to find library -l{name}")
-
     def _open(self, item: InputItem):
-        path = self._locate(item)
-        ar = self._archives.get(path)
+        path, ar, data = self.inputs.open(item)
         if ar is None:
-            try:
-                with open(self._fs(path), "rb") as f:
-                    data = f.read()
-            except FileNotFoundError:
-                raise InputError(path, "cannot open: No such file or directory") from None
-            except OSError as exc:
-                raise InputError(path, f"cannot open: {exc.strerror}") from None
-            if not is_archive(data):
-                self._open_nonarchive(data, path, item)
-                return
-            ar = self._archives[path] = Archive(data, path)
-            ar.fs_dir = os.path.dirname(self._fs(path))
+            self._open_nonarchive(data, path, item)
+            return
         if item.whole:
             for m in ar.members():
                 self.load(ar.object(m.offset), self._group_id(), m.name, path)
@@ -302,7 +279,7 @@ class LldLinker:
         fid = len(s.files)
         name = obj.name if archive is None else f"{archive}({os.path.basename(short)})"
         s.files.append(LoadedFile(name, obj, group, short, archive))
-        self._comdat(obj, fid)
+        discard_copies(obj, fid, s.kept_groups, s.dead)
         table = s.table
         syms, get = table.syms, table.get
         common, defined = table.common, table.defined
@@ -319,16 +296,6 @@ class LldLinker:
         for name, _, weak, *_ in refs:
             undefined(syms.get(name) or get(name), fid, weak)
         return fid
-
-    def _comdat(self, obj: ObjectFile, fid: int):
-        """The first file parsed with a COMDAT signature keeps the group; later copies'
-        sections are discarded (their symbols still take part in resolution, see postParse)."""
-        dead = set()
-        for g in obj.comdat_groups:
-            if self.s.kept_groups.setdefault(g.signature, fid) != fid:
-                dead.update(g.sections)
-        if dead:
-            self.s.dead[fid] = frozenset(dead)
 
     # -- after all input ------------------------------------------------------------------------------
     def _post_parse(self):

@@ -18,8 +18,7 @@ undefined symbols (only live ones), and which definitions reach the image.
 from __future__ import annotations
 
 from weaklink.read import elfstructs as S
-from weaklink.resolve.gc import member_name
-from weaklink.resolve.gcgraph import COMMON, SectionGraph, key
+from weaklink.resolve.gcgraph import COMMON, SectionGraph, key, member_name
 from weaklink.resolve.lld import rules as R
 from weaklink.resolve.script import RuleSet
 

@@ -72,7 +72,7 @@ class SourceLocator:
         rel = elf.find_section(".rel.debug_line")
         if rel is None:
             return []
-        from weaklink.read.objfile import REL
+        from weaklink.read.elfstructs import REL
         n = int(sh["sh_size"][rel]) // REL.itemsize
         rows = np.frombuffer(elf.data, REL, count=n, offset=int(sh["sh_offset"][rel]))
         rows = rows[np.argsort(rows["r_offset"], kind="stable")]

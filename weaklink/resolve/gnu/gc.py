@@ -35,8 +35,8 @@ from __future__ import annotations
 
 from weaklink.read import elfstructs as S
 from weaklink.read.objfile import K_UNDEF
-from weaklink.resolve import rules as R
-from weaklink.resolve.gcgraph import COMMON, SectionGraph, key
+from weaklink.resolve.gcgraph import COMMON, SectionGraph, key, member_name
+from weaklink.resolve.gnu import rules as R
 from weaklink.resolve.script import RuleSet
 
 _DEBUG_PREFIXES = (".debug", ".gnu.debuglto_.debug_", ".gnu.linkonce.wi.", ".zdebug", ".line",
@@ -47,14 +47,6 @@ _START, _STOP = "__start_", "__stop_"
 def _linked_to(sec) -> int:
     """elf_linked_to_section: sh_link of a SHF_LINK_ORDER section."""
     return sec.link if sec.flags & S.SHF_LINK_ORDER and sec.link else 0
-
-
-def member_name(path: str) -> tuple[str, str | None]:
-    """'lib.a(m.o)' -> ('lib.a', 'm.o'); a plain object -> (path, None)."""
-    if path.endswith(")") and "(" in path:
-        ar, _, mem = path[:-1].partition("(")
-        return ar, mem
-    return path, None
 
 
 class GnuGc:

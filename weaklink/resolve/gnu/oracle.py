@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from weaklink.demangle import demangle
-from weaklink.read.ldmap import LinkMap, parse_map
+from weaklink.read.ldmap import parse_map
+from weaklink.read.linkmap import LinkMap
 from weaklink.resolve.result import (DISCARDED_SECTION, MULTIPLE_DEFINITION, REQUIRED_UNDEFINED,
                                      UNDEFINED_REFERENCE, LinkResult)
 

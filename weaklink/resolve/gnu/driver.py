@@ -7,23 +7,24 @@
             undefined list stops growing
   --defsym  assigned at its position, like a -T script's assignments; a PROVIDE fires where
             its script sits if the name is undefined then, else at the end
-  linker    the names ld defines on its own once every input is open (linker_defined.py:
+  linker    the names ld defines on its own once every input is open (gnu/linker_defined.py:
             `_GLOBAL_OFFSET_TABLE_` when an object needs a GOT, `__start_SEC`/`__stop_SEC`)
-  end       assignments evaluated again (they win); report.py words the diagnostics
+  end       assignments evaluated again (they win); outcome.py words the diagnostics
 """
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 
 from weaklink.errors import InputError
-from weaklink.read.archive import Archive, is_archive
+from weaklink.read.archive import Archive
 from weaklink.read.elfstructs import ELF_MAGIC
 from weaklink.read.objfile import K_COMMON, K_UNDEF, ObjectFile
-from weaklink.resolve import linker_defined
-from weaklink.resolve import rules as R
+from weaklink.resolve.gnu import linker_defined
+from weaklink.resolve.gnu import rules as R
 from weaklink.resolve.cmdline import InputItem, LinkOptions
-from weaklink.resolve.default_script import default_script
+from weaklink.resolve.comdat import discard_copies
+from weaklink.resolve.gnu.default_script import default_script
+from weaklink.resolve.inputs import GNU_WORDING, InputFiles
 from weaklink.resolve.script import ScriptSymbols, find_file, parse_script, read_script
 from weaklink.resolve.wrap import Wrap
 
@@ -73,12 +74,8 @@ class Linker:
                  cwd: str | None = None):
         self.s = LinkState(opts, R.SymbolTable(opts.muldefs, watch, opts.plugin),
                            wrap=Wrap(opts.wrap))
-        self._archives: dict[str, Archive] = {}
-        self.cwd = cwd
-
-    def _fs(self, path: str) -> str:
-        """Where to open `path`: relative to `cwd` (names stay as given, as ld prints them)."""
-        return os.path.join(self.cwd, path) if self.cwd else path
+        self.inputs = InputFiles(opts.search_dirs, cwd, GNU_WORDING)
+        self._fs = self.inputs.fs
 
     # -- passes, in the order ld runs them -----------------------------------------------------
     def run(self) -> LinkState:
@@ -213,33 +210,11 @@ class Linker:
                     self._defsym(step)
 
     # -- files ------------------------------------------------------------------------------------
-    def _locate(self, item: InputItem) -> str:
-        if item.kind == "file":
-            return item.arg
-        name = item.arg
-        fname = name[1:] if name.startswith(":") else f"lib{name}.a"
-        for d in self.s.opts.search_dirs:
-            cand = f"{d}/{fname}"                 # ld joins with '/' even after a trailing '/'
-            if os.path.isfile(self._fs(cand)):
-                return cand
-        raise InputError(None, f"cannot find -l{name}: No such file or directory")
-
     def _open(self, item: InputItem) -> ArchiveInstance | None:
-        path = self._locate(item)
-        ar = self._archives.get(path)
+        path, ar, data = self.inputs.open(item)
         if ar is None:
-            try:
-                with open(self._fs(path), "rb") as f:
-                    data = f.read()
-            except FileNotFoundError:
-                raise InputError(path, "No such file or directory") from None
-            except OSError as exc:
-                raise InputError(path, f"cannot read: {exc.strerror}") from None
-            if not is_archive(data) and not data.startswith(b"!<"):
-                self._open_nonarchive(data, path)
-                return None
-            ar = self._archives[path] = Archive(data, path)
-            ar.fs_dir = os.path.dirname(self._fs(path))
+            self._open_nonarchive(data, path)
+            return None
         inst = ArchiveInstance(ar, item.whole)
         self.s.instances.append(inst)
         if item.whole:                            # --whole-archive: every member, as objects;
@@ -274,7 +249,7 @@ class Linker:
         fid = len(s.files)
         s.files.append(obj.name)
         s.objects.append(obj)
-        dead = self._discard_comdat(obj, fid)
+        dead = discard_copies(obj, fid, s.kept_groups, s.dead)
         table = s.table
         table.seq += 1
         syms, get = table.syms, table.get
@@ -294,22 +269,6 @@ class Linker:
             else:
                 defined(sym, fid, weak, size, shndx, value)
         return fid
-
-    def _discard_comdat(self, obj: ObjectFile, fid: int) -> frozenset:
-        """COMDAT: the first group with a signature is kept, later copies discarded."""
-        groups = obj.comdat_groups
-        if not groups:
-            return frozenset()
-        dead = set()
-        for g in groups:
-            if g.signature in self.s.kept_groups:
-                dead.update(g.sections)
-            else:
-                self.s.kept_groups[g.signature] = fid
-        dead = frozenset(dead)
-        if dead:
-            self.s.dead[fid] = dead
-        return dead
 
     # -- archives ---------------------------------------------------------------------------------
     def _scan(self, inst: ArchiveInstance):

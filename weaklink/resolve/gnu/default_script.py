@@ -7,20 +7,22 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import hashlib
 import os
 import pickle
 import subprocess
+import zlib
 from pathlib import Path
 
 from weaklink import toolchain
+from weaklink.cachedir import cache_dir
 from weaklink.errors import InputError
+from weaklink.read import ldscript
+from weaklink.resolve.script import ScriptSymbols, parse_script
 
 _RULE = "=" * 50
 
 
 def _cache_dir() -> Path:
-    from weaklink.fixtures import cache_dir
     return cache_dir() / "ldscripts"
 
 
@@ -36,21 +38,19 @@ def _key(ld: str, emulation: str | None) -> str:
     version line itself is recorded in the cached script's first line."""
     st = os.stat(os.path.realpath(ld))
     ident = f"{ld}\0{st.st_size}\0{st.st_mtime_ns}\0{st.st_ino}\0{emulation or ''}"
-    return hashlib.sha256(ident.encode()).hexdigest()[:24]
+    # a checksum, not a digest: it names a cache file (hashlib's import costs 3 ms)
+    return f"{zlib.crc32(ident.encode()):08x}-{st.st_size:x}"
 
 
 @functools.lru_cache(maxsize=8)
 def default_script(emulation: str | None = None):
     """ld's default script for `emulation`, parsed (resolve/script.py ScriptSymbols); the
     parse is cached next to the text."""
-    from weaklink.read import ldscript
-    from weaklink.resolve.script import ScriptSymbols, parse_script
-
     ld = toolchain.tool("ld")
     shape = ",".join(f.name for cls in (ScriptSymbols, ldscript.Assignment,
                                          ldscript.InputSectionRule, ldscript.SectionPattern,
                                          ldscript.InputFile) for f in dataclasses.fields(cls))
-    version = hashlib.sha256(shape.encode()).hexdigest()[:8]     # the parsed records' layout
+    version = f"{zlib.crc32(shape.encode()):08x}"          # the parsed records' layout
     parsed = _cache_dir() / f"{_key(ld, emulation)}-{version}.pickle"
     if parsed.exists():
         try:

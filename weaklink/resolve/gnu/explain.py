@@ -23,8 +23,8 @@ from __future__ import annotations
 
 from weaklink.demangle import demangle, unqualified
 from weaklink.read.objfile import K_COMMON, K_UNDEF
-from weaklink.resolve import rules as R
-from weaklink.resolve.driver import LinkState
+from weaklink.resolve.gnu import rules as R
+from weaklink.resolve.gnu.driver import LinkState
 from weaklink.resolve.result import WhyNot
 
 

@@ -2,34 +2,21 @@
 map's archive table, -y trace lines and the --cref table."""
 from __future__ import annotations
 
-import contextlib
-import gc
-
 from weaklink.demangle import demangle
 from weaklink.read.objfile import K_UNDEF
-from weaklink.resolve import linker_defined
-from weaklink.resolve import rules as R
-from weaklink.resolve.driver import LinkState
+from weaklink.resolve.gcgraph import member_name
+from weaklink.resolve.gnu import linker_defined
+from weaklink.resolve.gnu import rules as R
+from weaklink.resolve.gnu.driver import LinkState
+from weaklink.resolve.nogc import no_gc
 from weaklink.resolve.result import (DISCARDED_SECTION, ENTRY_NOT_FOUND, MULTIPLE_DEFINITION,
                                      Collected,
                                      REQUIRED_UNDEFINED,
                                      UNDEFINED_REFERENCE, Diagnostic, Extraction, LinkResult,
                                      SymbolInfo)
+from weaklink.resolve.script import DISCARD, RuleSet, rule_matches
 
 _DEFINED = (R.DEFINED, R.DEFWEAK, R.COMMON)
-
-
-@contextlib.contextmanager
-def no_gc():
-    """Pause the cyclic collector: the model allocates many small acyclic records, and
-    collector passes over them only cost time (reference counting frees them)."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
 
 
 def _symbols_quietly(s: LinkState) -> dict[str, SymbolInfo]:
@@ -149,9 +136,6 @@ def discarded_references(s: LinkState) -> list[Diagnostic]:
     section `S' of F: defined in discarded section `D' of G"). A section goes to the first
     rule that matches it. ld's default script discards only .note.GNU-stack, .gnu_debuglink
     and .gnu.lto_*, which define no symbols: it is not checked."""
-    from weaklink.resolve.gc import member_name
-    from weaklink.resolve.script import DISCARD, RuleSet, rule_matches
-
     rules = [r for sc in s.scripts if sc is not s.default for r in sc.rules]
     drop = RuleSet([r for r in rules if r.output == DISCARD])
     if not drop:

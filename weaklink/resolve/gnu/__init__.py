@@ -1,0 +1,33 @@
+"""GNU ld 2.40 symbol resolution, modelled: `link(args)` predicts what arm-none-eabi-ld decides.
+
+read (archive, objfile, ldscript) → cmdline → driver (rules, wrap, script, default_script,
+linker_defined) → gc (gcgraph) with --gc-sections → outcome / explain → LinkResult.
+"""
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+
+from weaklink.resolve import cmdline
+from weaklink.resolve.gnu import explain, gc, outcome
+from weaklink.resolve.gnu.driver import Linker
+from weaklink.resolve.nogc import no_gc
+from weaklink.resolve.result import LinkResult
+
+
+def link(args: Sequence[str], *, cref: bool = False, trace: Sequence[str] = (),
+         why_not: Sequence[str] = (), cwd: str | None = None,
+         plugin: bool = False) -> LinkResult:
+    """Model `arm-none-eabi-ld ARGS` (weaklink.resolve.link with flavor "gnu")."""
+    opts = cmdline.parse(list(map(str, args)))
+    if cref and not opts.cref:
+        opts = dataclasses.replace(opts, cref=True)
+    if plugin and not opts.plugin:           # collect2 loads the LTO plugin (compiler_driver)
+        opts = dataclasses.replace(opts, plugin=True)
+    traced = tuple(dict.fromkeys([*opts.trace, *trace]))
+    with no_gc():
+        state = Linker(opts, watch=frozenset(why_not), cwd=None if cwd is None else str(cwd)).run()
+        if opts.gc_sections:
+            gc.collect(state)
+        reasons = [w for name in why_not for w in explain.why_not(state, name)]
+        return outcome.build(state, cref=cref, trace=traced, why_not=reasons)
