@@ -10,7 +10,7 @@ import pytest
 
 from npu.cli import main as npu_main
 from weaklink.cli import main
-from weaklink.fixtures import REPO
+from weaklink.cachedir import REPO
 
 U85 = ["--accelerator", "ethos-u85-256", "--system-config", "Ethos_U85_SYS_DRAM_Mid",
        "--memory-mode", "Dedicated_Sram_384KB"]
@@ -97,7 +97,7 @@ def test_demo(firmware, capsys):
 
 
 def test_npu_run_and_decode(firmware, capsys):
-    from weaklink import fixtures
+    from weaklink.demo.fixtures import firmware as fixtures
 
     blob = str(fixtures.model_blob("u85"))
     code, doc = run_json(capsys, ["run", "--json", blob, *U85], cli=npu_main)

@@ -20,7 +20,7 @@ def qemu():
 @pytest.fixture(scope="session")
 def run_variants(cross_toolchain, qemu):
     """The images that boot on mps3-an547: the U55 rows and the story's U65 rows, by name."""
-    from weaklink import fixtures
+    from weaklink.demo.fixtures import firmware as fixtures
     from weaklink.demo.runs import RUN_VARIANTS
 
     wanted = [v for v in fixtures.VARIANTS if v.target == "u55"] + list(RUN_VARIANTS) \

@@ -12,7 +12,7 @@ import re
 import numpy as np
 import pytest
 
-from weaklink import fixtures
+from weaklink.demo.fixtures import firmware as fixtures
 from weaklink.check import check
 from weaklink.cli import main
 from weaklink.run import run

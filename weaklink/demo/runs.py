@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from weaklink import fixtures
+from weaklink.demo.fixtures import firmware as fixtures
 from weaklink.errors import InputError
-from weaklink.fixtures import Variant
+from weaklink.demo.fixtures.firmware import Variant
 from weaklink.run import run
 from weaklink.run.compare import compare
 
