@@ -19,7 +19,7 @@ from weaklink.analyze import extraction, findings as F, regions as R, values
 from weaklink.analyze.attribution import Attribution
 from weaklink.analyze.cxxlinkage import ASSUMED, ASSUMPTION, CxxFacts
 from weaklink.analyze.report import AnalysisReport, Query, RegionUse
-from weaklink.analyze.symtable import SymbolTable, table_for
+from weaklink.analyze.symtable import GlobalSymbols
 from weaklink.errors import UsageError
 from weaklink.read import elfstructs as S
 from weaklink.read.image import Image
@@ -38,7 +38,7 @@ def analyze(path: str, *, map_path: str | None = None, board: str | None = None,
     image = image if image is not None else Image.from_path(path)
     link_map = _read_map(map_path)
     regions = _regions(image, link_map, map_path, board)
-    table = table_for(image, regions)
+    table = GlobalSymbols(image, regions)
     demangling = table.start_demangling()
     attribution = Attribution(image, link_map, map_path)
 
@@ -92,7 +92,7 @@ def _regions(image, link_map, map_path, board) -> R.RegionMap:
     return R.from_image(image)
 
 
-def _query(image: Image, regions: R.RegionMap, name: str, table: SymbolTable) -> Query:
+def _query(image: Image, regions: R.RegionMap, name: str, table: GlobalSymbols) -> Query:
     hits = image.lookup(name)
     if not hits and "::" in name:                  # a demangled C++ name
         index = table.find_demangled(name)

@@ -50,8 +50,6 @@ def _expect_region(items: list[str]) -> dict[str, str]:
 def run(args) -> int:
     if args.plot:
         require("matplotlib", "--plot", "plot")     # before any work: nothing half done
-    from weaklink.commands import prepare_for_images
-    image = (prepare_for_images(args.firmware) or [None])[0]
     from weaklink.analyze import analyze
 
     if args.sarif or args.github:
@@ -60,7 +58,7 @@ def run(args) -> int:
     report = analyze(args.firmware, map_path=args.map, board=args.board, symbols=args.symbol,
                      expect_override=args.expect_override,
                      expect_region=_expect_region(args.expect_region),
-                     link_inputs=args.link_inputs or None, link_dir=args.link_dir, image=image)
+                     link_inputs=args.link_inputs or None, link_dir=args.link_dir)
     if args.plot:
         from weaklink.analyze.plot import plot
         plot(report, args.plot)

@@ -53,15 +53,13 @@ def _check_options(args) -> dict | None:
 
 
 def run(args) -> int:
-    from weaklink.commands import prepare_for_images
-    images = prepare_for_images(args.old, args.new)
     from weaklink.diff import diff
     from weaklink.report.output import check_outputs, emit
 
     check_outputs(args)
     report = diff(args.old, args.new, map_old=args.map_old, map_new=args.map_new,
                   board=args.board, symbols=args.symbol, check_options=_check_options(args),
-                  fail_on=args.fail_on, images=images)
+                  fail_on=args.fail_on)
     if args.json:
         text = report.dumps() + "\n"
     else:

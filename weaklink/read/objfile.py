@@ -13,7 +13,6 @@ from pathlib import Path
 
 import numpy as np
 
-from weaklink.arraysets import member, unique
 from weaklink.errors import InputError, read_input
 from weaklink.read import elfstructs as S
 from weaklink.read.elf import ElfFile
@@ -230,11 +229,11 @@ class ObjectFile:
             dt = REL if int(sh["sh_type"][i]) == S.SHT_REL else RELA
             n = int(sh["sh_size"][i]) // dt.itemsize
             rel = np.frombuffer(self.elf.data, dt, count=n, offset=int(sh["sh_offset"][i]))
-            idx_by_sym[i] = unique(rel["r_info"] >> 8)
+            idx_by_sym[i] = np.unique(rel["r_info"] >> 8)
         if not idx_by_sym:
             return set()
-        used = unique(np.concatenate(list(idx_by_sym.values())))
-        hit = member(self.index, used)
+        used = np.unique(np.concatenate(list(idx_by_sym.values())))
+        hit = np.isin(self.index, used)
         return {self.names[k] for k in np.flatnonzero(hit).tolist()}
 
 
