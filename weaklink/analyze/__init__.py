@@ -15,14 +15,16 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+
 from weaklink.analyze import extraction, findings as F, regions as R, values
 from weaklink.analyze.attribution import Attribution
 from weaklink.analyze.cxxlinkage import ASSUMED, ASSUMPTION, CxxFacts
-from weaklink.analyze.report import AnalysisReport, Query, RegionUse
+from weaklink.analyze.analysis import AnalysisReport, Query, RegionUse
 from weaklink.analyze.symtable import GlobalSymbols
 from weaklink.errors import UsageError
 from weaklink.read import elfstructs as S
 from weaklink.read.image import Image
+from weaklink.read.ldmap import parse_map
 
 MACHINES = {S.EM_ARM: "ARM"}
 ATTRIBUTE_ALL_WEAK_BELOW = 64     # small images: attribute every weak survivor too
@@ -79,7 +81,6 @@ def query(report: AnalysisReport, name: str, attribution: Attribution | None = N
 def _read_map(map_path):
     if map_path is None:
         return None
-    from weaklink.read.ldmap import parse_map
     return parse_map(map_path)
 
 

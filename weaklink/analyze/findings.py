@@ -26,6 +26,7 @@ from collections import namedtuple
 
 from weaklink.analyze.cxxlinkage import CxxFacts
 from weaklink.analyze.nested import demangle_nested
+from weaklink.demangle import demangle as cxx_demangle
 from weaklink.read import elfstructs as S
 
 WEAK_DEFAULT_SURVIVED = "weak-default-survived"
@@ -50,13 +51,12 @@ class Finding(namedtuple("Finding", "rule severity symbol message expectation",
 
 def demangle(name: str) -> str:
     """Nested data names in process (weaklink.analyze.nested), the rest by weaklink.demangle
-    (cxxfilt, loaded on first use: its import costs more than a large diff's comparisons)."""
+    (cxxfilt, loaded on first use)."""
     if name.startswith("_ZN"):
         fast = demangle_nested(name.encode())
         if fast is not None:
             return fast.decode("utf-8", "replace")
-    from weaklink.demangle import demangle as _demangle
-    return _demangle(name)
+    return cxx_demangle(name)
 
 
 def weak_message(name: str) -> str:

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from weaklink.analyze.addresses import targets
+from weaklink.analyze.targets import targets
 from weaklink.bind import callsite
 from weaklink.bind.binding import FastMemoryRule
 from weaklink.bind.callsite import FAST_MEMORY_REG, FAST_MEMORY_SIZE_REG

@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from npu.read.tflite import IDENTIFIER, EthosuOperator, TflTensor, read_tflite
-from weaklink.analyze.addresses import targets
+from weaklink.analyze.targets import targets
 from weaklink.bind.binding import ArenaRule, Binding
 from weaklink.errors import InputError
 from weaklink.read import elfstructs as S

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from weaklink.analyze.addresses import targets
+from weaklink.analyze.targets import targets
 from weaklink.analyze.findings import Finding
 from weaklink.read import elfstructs as S
 

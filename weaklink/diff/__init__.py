@@ -27,15 +27,16 @@ from collections.abc import Sequence
 import numpy as np
 
 from weaklink.analyze import analyze, query
-from weaklink.analyze.addresses import as_numpy
+from weaklink.analyze.targets import as_numpy
 from weaklink.analyze.attribution import Attribution
 from weaklink.analyze.findings import WEAK_DEFAULT_SURVIVED, Finding, weak_message
 from weaklink.diff.columns import Columns, columns, compare
 from weaklink.diff.sides import Sides
-from weaklink.diff.report import (GATES, KINDS, BaseChange, Change, DiffReport, Moved,
+from weaklink.diff.comparison import (GATES, KINDS, BaseChange, Change, DiffReport, Moved,
                                   failed_gates)
 from weaklink.errors import UsageError
 from weaklink.read import elfstructs as S
+from weaklink.read.ldmap import parse_map
 
 DEFINER_ALL_BELOW = 4096   # images up to this many globals: compare every symbol's definer
 MAX_ATTRIBUTED = 64        # bigger images: symbols per side given a defining unit (DWARF/map)
@@ -109,7 +110,6 @@ def _gates(fail_on: Sequence[str], check_options) -> tuple[str, ...]:
 def _attribution(report, map_path: str | None) -> Attribution:
     link_map = None
     if map_path is not None:
-        from weaklink.read.ldmap import parse_map
         link_map = parse_map(map_path)
     return Attribution(report.table.image, link_map, map_path)
 
@@ -204,6 +204,7 @@ def _partners(n: int, mine: np.ndarray, theirs: np.ndarray) -> np.ndarray:
 
 def _with_check(report: DiffReport, old_path, new_path, map_old, map_new, board, options
                 ) -> DiffReport:
+    # imported here: the NPU check and its emulator cost 0.4 s to import, for --check only
     from weaklink.check import check
 
     before = check(str(old_path), map_path=map_old, soc=options.get("soc") or board,

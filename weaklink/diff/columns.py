@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from weaklink.analyze.addresses import as_numpy, targets
+from weaklink.analyze.targets import as_numpy, targets
 from weaklink.analyze.values import POINTER_SIZE, VALUE_SIZES
 from weaklink.diff import names
 from weaklink.read import elfstructs as S
@@ -106,7 +106,7 @@ class Targets:
     the region and the offset from its origin. `kind`: 0 none, 1 symbol, 2 region only."""
 
     kind: np.ndarray        # i1 per row
-    holder: np.ndarray      # index into addresses.targets(image), -1 for none
+    holder: np.ndarray      # index into targets(image), -1 for none
     offset: np.ndarray      # i8, from the holder or from the region's origin
     region: np.ndarray      # region index, -1 for none
     names: object           # the targets' (name_off, name_len) and the string table
@@ -117,6 +117,14 @@ class Targets:
             return None
         off, length, strtab = self.names
         return strtab[int(off[h]):int(off[h]) + int(length[h])]
+
+
+def _locate(regions, addresses: np.ndarray) -> np.ndarray:
+    """RegionMap.locate for an array of addresses: the region index of each, -1 for none."""
+    points, owner = regions.intervals
+    where = np.searchsorted(np.array(points, np.int64), np.asarray(addresses, np.int64),
+                            side="right")
+    return np.array(owner, np.int64)[where]
 
 
 def _targets(image, regions, c, has_value, value) -> Targets:
@@ -143,7 +151,7 @@ def _targets(image, regions, c, has_value, value) -> Targets:
             (probe < end) | ((t.size[first] == 0) & (start[first] == probe)))
     else:
         probe, inside = raw, np.zeros(len(rows), bool)
-    reg = regions.locate_array(raw)
+    reg = _locate(regions, raw)
     origins = np.array([r.origin for r in regions.regions] + [0], np.int64)
     region[rows] = reg
     kind[rows] = np.where(inside, 1, np.where(reg >= 0, 2, 0))

@@ -1,6 +1,6 @@
 """A linked firmware image (ET_EXEC): its defined symbols (weaklink.read.symbols) and its
 layout, where an address lives and what a symbol holds at reset (weaklink.read.layout).
-Which symbol holds an address is analysis: weaklink.analyze.addresses."""
+Which symbol holds an address is analysis: weaklink.analyze.addresses and weaklink.analyze.targets."""
 from __future__ import annotations
 
 import os

@@ -8,82 +8,24 @@ line number.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from weaklink.errors import InputError, read_input
+from weaklink.read import lldmap
+from weaklink.read.linkmap import (CREF_HEADER, ArchiveInclusion, CommonSymbol,  # noqa: F401
+                                   DiscardedSection, LinkMap, Lines, MemoryRegion, cref_table)
 
 ARCHIVE_HEADER = "Archive member included to satisfy reference by file (symbol)"
 COMMON_HEADER = "Allocating common symbols"
 DISCARDED_HEADER = "Discarded input sections"
 MEMORY_HEADER = "Memory Configuration"
 SCRIPT_HEADER = "Linker script and memory map"
-CREF_HEADER = "Cross Reference Table"
 MEMBER_COLUMN = 30      # ldmain.c add_archive_element pads the member to column 30
-CREF_COLUMN = 50        # ldcref.c FILECOL
 
 
-@dataclass(frozen=True, slots=True)
-class ArchiveInclusion:
-    member: str
-    file: str | None      # None for -u / -e / ENTRY
-    symbol: str
 
 
-@dataclass(frozen=True, slots=True)
-class CommonSymbol:
-    symbol: str
-    size: int
-    file: str
-
-
-@dataclass(frozen=True, slots=True)
-class DiscardedSection:
-    section: str
-    address: int
-    size: int
-    file: str
-
-
-@dataclass(frozen=True, slots=True)
-class MemoryRegion:
-    name: str
-    origin: int
-    length: int
-    attributes: str
-
-
-@dataclass(frozen=True)
-class LinkMap:
-    archive_members: tuple[ArchiveInclusion, ...] = ()
-    commons: tuple[CommonSymbol, ...] = ()
-    discarded: tuple[DiscardedSection, ...] = ()
-    memory: tuple[MemoryRegion, ...] = ()
-    loads: tuple[str, ...] = ()                 # LOAD paths, in order
-    load_lines: tuple[str, ...] = ()            # LOAD paths plus "START GROUP"/"END GROUP"
-    cref: dict[str, tuple[str, ...]] = field(default_factory=dict)   # definition first
-
-
-class _Lines:
-    def __init__(self, text: str, path: str):
-        self.lines = text.splitlines()
-        self.i = 0
-        self.path = path
-
-    def fail(self, what: str, line: int | None = None):
-        n = (self.i if line is None else line) + 1
-        raise InputError(self.path, f"line {n}: {what}")
-
-    def table_rows(self):
-        """Yield (index, line) up to the next blank line, after skipping leading blank lines."""
-        while self.i < len(self.lines) and not self.lines[self.i].strip():
-            self.i += 1
-        while self.i < len(self.lines) and self.lines[self.i].strip():
-            yield self.i, self.lines[self.i]
-            self.i += 1
-
-
-def _int(text: str, src: _Lines, k: int) -> int:
+def _int(text: str, src: Lines, k: int) -> int:
     try:
         value = int(text, 0)
     except ValueError:
@@ -93,7 +35,7 @@ def _int(text: str, src: _Lines, k: int) -> int:
     return value
 
 
-def _archive_table(src: _Lines) -> tuple[ArchiveInclusion, ...]:
+def _archive_table(src: Lines) -> tuple[ArchiveInclusion, ...]:
     out, pending = [], None
     for k, line in src.table_rows():
         nxt = src.lines[k + 1] if k + 1 < len(src.lines) else ""
@@ -113,7 +55,7 @@ def _archive_table(src: _Lines) -> tuple[ArchiveInclusion, ...]:
     return tuple(out)
 
 
-def _common_table(src: _Lines) -> tuple[CommonSymbol, ...]:
+def _common_table(src: Lines) -> tuple[CommonSymbol, ...]:
     out, pending = [], None
     rows = list(src.table_rows())
     if rows and rows[0][1].startswith("Common symbol"):    # header, blank line, then rows
@@ -132,7 +74,7 @@ def _common_table(src: _Lines) -> tuple[CommonSymbol, ...]:
     return tuple(out)
 
 
-def _discarded_table(src: _Lines) -> tuple[DiscardedSection, ...]:
+def _discarded_table(src: Lines) -> tuple[DiscardedSection, ...]:
     out, pending = [], None
     for k, line in src.table_rows():
         parts = line.split()
@@ -150,7 +92,7 @@ def _discarded_table(src: _Lines) -> tuple[DiscardedSection, ...]:
     return tuple(out)
 
 
-def _memory_table(src: _Lines) -> tuple[MemoryRegion, ...]:
+def _memory_table(src: Lines) -> tuple[MemoryRegion, ...]:
     out = []
     for k, line in src.table_rows():
         parts = line.split()
@@ -163,43 +105,20 @@ def _memory_table(src: _Lines) -> tuple[MemoryRegion, ...]:
     return tuple(out)
 
 
-def _cref_table(src: _Lines) -> dict[str, tuple[str, ...]]:
-    out: dict[str, list[str]] = {}
-    current = None
-    for k in range(src.i, len(src.lines)):
-        line = src.lines[k]
-        if not line.strip() or line.startswith("Symbol ") and line.rstrip().endswith("File"):
-            continue
-        if line.startswith(" "):
-            if current is None:
-                src.fail("cross reference continuation line before any symbol", k)
-            out[current].append(line.strip())
-            continue
-        if len(line) > CREF_COLUMN and line[CREF_COLUMN - 1] == " ":
-            name, file = line[:CREF_COLUMN].rstrip(), line[CREF_COLUMN:].strip()
-        else:
-            name, _, file = line.rstrip().rpartition(" ")
-            if not name:
-                src.fail("expected 'SYMBOL FILE' in the cross reference table", k)
-        current = name.strip()
-        out.setdefault(current, []).append(file)
-    src.i = len(src.lines)
-    return {k: tuple(v) for k, v in out.items()}
 
 
 def parse_map_text(text: str, path: str = "<map>") -> LinkMap:
     """A GNU ld map, or an ld.lld map (detected by its header line; weaklink.read.lldmap)."""
-    from weaklink.read import lldmap
     if lldmap.is_lld_map(text):
         return lldmap.parse_lld_map_text(text, path)
-    src = _Lines(text, path)
+    src = Lines(text, path)
     found: dict = {}
     loads, load_lines = [], []
     readers = {ARCHIVE_HEADER: ("archive_members", _archive_table),
                COMMON_HEADER: ("commons", _common_table),
                DISCARDED_HEADER: ("discarded", _discarded_table),
                MEMORY_HEADER: ("memory", _memory_table),
-               CREF_HEADER: ("cref", _cref_table)}
+               CREF_HEADER: ("cref", cref_table)}
     seen_script = False
     while src.i < len(src.lines):
         line = src.lines[src.i]

@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 
 from weaklink.errors import InputError
-from weaklink.read.ldmap import CREF_HEADER, LinkMap, _cref_table, _Lines
+from weaklink.read.linkmap import CREF_HEADER, LinkMap, Lines, cref_table
 
 _HEADER = re.compile(r"^\s*VMA\s+LMA\s+Size\s+Align\s+Out\s+In\s+Symbol\s*$")
 _ROW = re.compile(r"^\s*([0-9a-fA-F]+)\s+([0-9a-fA-F]+)\s+([0-9a-fA-F]+)\s+(\d+) (.*)$")
@@ -38,7 +38,7 @@ def is_lld_map(text: str) -> bool:
 
 
 def parse_lld_map_text(text: str, path: str = "<map>") -> LinkMap:
-    src = _Lines(text, path)
+    src = Lines(text, path)
     if not src.lines or not _HEADER.match(src.lines[0]):
         raise InputError(path, "not an ld.lld map file: expected the 'VMA LMA Size Align Out "
                          "In Symbol' header on line 1", 0)
@@ -50,7 +50,7 @@ def parse_lld_map_text(text: str, path: str = "<map>") -> LinkMap:
         line = src.lines[src.i]
         if line.strip() == CREF_HEADER:
             src.i += 1
-            cref = _cref_table(src)
+            cref = cref_table(src)
             return LinkMap(loads=tuple(loads), cref=cref or _first(defined))
         src.i += 1
         if not line.strip():

@@ -32,7 +32,7 @@ _COLUMNS = (
 
 class SymbolColumns:
     """A set of symbols as parallel columns (`array.array`, or numpy arrays from
-    weaklink.analyze.addresses.as_numpy); len() is the number of rows, iteration yields the
+    weaklink.analyze.targets.as_numpy); len() is the number of rows, iteration yields the
     columns."""
 
     __slots__ = _COLUMNS

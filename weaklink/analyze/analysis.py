@@ -1,9 +1,8 @@
-"""The analysis report: one object, rendered as JSON (issue 4 contract, schema_version 1) and
+"""The analysis report: one object, rendered as JSON (the analyze contract, schema_version 1) and
 as a table (weaklink.analyze.render). Compute once, format many.
 
 The bulk parts (every defined symbol, every surviving weak definition) stay as columns and
-are encoded by weaklink.analyze.jsonrows (small images) or jsonblocks (large ones, numpy);
-everything else is small immutable records.
+are encoded by weaklink.analyze.jsonrows; everything else is small immutable records.
 """
 from __future__ import annotations
 
