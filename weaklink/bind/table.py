@@ -111,16 +111,23 @@ class ImageSymbols:
 
 
 def _blob_at(image: ImageSymbols, address: int, limit: int) -> tuple[bytes, dict[str, int]]:
-    """The blob bytes starting at `address` and the offset of each block's payload."""
-    data = image.read(address, limit, clip=True) or b""
+    """The blob bytes starting at `address` and the offset of each block's payload. The
+    blocks are walked header by header and only the blob's own bytes are read: the section
+    holding it may be a DDR pool of 100 MB."""
+    i = image.image.section_at(address)
+    avail = 0
+    if i is not None:
+        sh = image.elf.shdrs[i]
+        off = address - sh.sh_addr
+        avail = min(limit, sh.sh_size - off)
     pos, payload = 0, {}
-    while pos + BLOCK_HEAD.size <= len(data):
-        raw, size = BLOCK_HEAD.unpack_from(data, pos)
+    while pos + BLOCK_HEAD.size <= avail:
+        raw, size = BLOCK_HEAD.unpack(image.elf.section_bytes(i, off + pos, BLOCK_HEAD.size))
         name = raw.split(b"\0", 1)[0].decode("ascii", "replace")
         payload[name] = pos + BLOCK_HEAD.size
         pos += BLOCK_HEAD.size + ((size + 15) & ~15)
         if name == FOOTER:
-            return data[:pos], payload
+            return image.elf.section_bytes(i, off, min(pos, avail)), payload
     raise InputError(image.elf.name, "vela_bin_stream blob has no vela_end_stream footer", address)
 
 
@@ -142,12 +149,16 @@ def find_model(image: ImageSymbols, binding: Binding) -> tuple[int, bytes, dict[
         elf = image.elf
         for i, sh in enumerate(elf.sections):
             if int(sh["sh_type"]) == S.SHT_PROGBITS and int(sh["sh_flags"]) & S.SHF_ALLOC:
-                data, base = elf.section_bytes(i), int(sh["sh_addr"])
-                at = data.find(marker)
-                while at >= 0 and ((base + at) % 16 or not _looks_like_blob(data, at)):
-                    at = data.find(marker, at + 1)
+                # searched in place: the file is a memory map of a large image, and its DDR
+                # pools are not copied
+                base, start = int(sh["sh_addr"]), int(sh["sh_offset"])
+                data, end = elf.data, start + int(sh["sh_size"])
+                at = data.find(marker, start, end)
+                while at >= 0 and ((base + at - start) % 16 or not _looks_like_blob(
+                        data[at:min(at + 2 * BLOCK_HEAD.size, end)], 0)):
+                    at = data.find(marker, at + 1, end)
                 if at >= 0:
-                    candidates.append(base + at)
+                    candidates.append(base + at - start)
                     break
     for address in candidates:
         head = image.read(address, 2 * BLOCK_HEAD.size) or b""

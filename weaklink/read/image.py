@@ -9,12 +9,12 @@ from weaklink.errors import InputError
 from weaklink.read import elfstructs as S
 from weaklink.read.elf import ElfFile
 from weaklink.read.layout import ImageLayout
-from weaklink.read.symbols import Symbol, SymbolColumns, ImageSymbols
+from weaklink.read.symbols import Symbol, SymbolColumns, SymbolLookup
 
 __all__ = ["Image", "Symbol", "SymbolColumns"]
 
 
-class Image(ImageSymbols, ImageLayout):
+class Image(SymbolLookup, ImageLayout):
     """The ET_EXEC view of an ElfFile. Raises InputError for anything but a linked ARM image."""
 
     def __init__(self, elf: ElfFile):

@@ -115,7 +115,7 @@ def _runs(mask: bytes) -> list[tuple[int, int]]:
     return [m.span() for m in re.finditer(b"\x01+", mask)]
 
 
-class ImageSymbols:
+class SymbolLookup:
     """The symbol half of weaklink.read.image.Image: columns, names, lookup. Needs `elf`,
     `_lookups` and `_fail` from the image."""
 
