@@ -135,8 +135,7 @@ def test_unknown_expected_region_is_a_usage_error(small_image, capsys):
 
 
 def test_console_entry_keeps_the_report_and_the_status(small_image, capsys):
-    """entry() (the console script) exits without the interpreter's teardown: the whole
-    report still arrives, with main()'s exit status."""
+    """entry() (the console script): the whole report arrives, with main()'s exit status."""
     argv = ["analyze", "--json", str(small_image.elf), "--expect-override", "no_such_symbol"]
     proc = subprocess.run([sys.executable, "-m", "weaklink.cli", *argv], capture_output=True)
     assert main(argv) == 1 == proc.returncode

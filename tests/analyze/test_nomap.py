@@ -16,7 +16,6 @@ from weaklink import toolchain
 from weaklink.analyze import analyze
 from weaklink.analyze import regions as R
 from weaklink.analyze.render import render
-from weaklink.read import image as image_mod
 from weaklink.read.image import Image
 
 SCRIPT = """
@@ -158,11 +157,3 @@ def test_table_never_prints_none(image):
     assert "None" not in text
     assert "far_buf+0x0 (no known region)" in text
 
-
-def test_both_engines_agree(image, monkeypatch):
-    out = []
-    for threshold in (10**9, 0):
-        monkeypatch.setattr(image_mod, "NUMPY_FROM", threshold)
-        report = analyze(str(image), symbols=["counter"])
-        out.append((report.to_json(), render(report)))
-    assert out[0] == out[1]

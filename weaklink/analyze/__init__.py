@@ -15,14 +15,16 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+
 from weaklink.analyze import extraction, findings as F, regions as R, values
 from weaklink.analyze.attribution import Attribution
 from weaklink.analyze.cxxlinkage import ASSUMED, ASSUMPTION, CxxFacts
-from weaklink.analyze.report import AnalysisReport, Query, RegionUse
-from weaklink.analyze.symtable import SymbolTable, table_for
+from weaklink.analyze.analysis import AnalysisReport, Query, RegionUse
+from weaklink.analyze.symtable import GlobalSymbols
 from weaklink.errors import UsageError
 from weaklink.read import elfstructs as S
 from weaklink.read.image import Image
+from weaklink.read.ldmap import parse_map
 
 MACHINES = {S.EM_ARM: "ARM"}
 ATTRIBUTE_ALL_WEAK_BELOW = 64     # small images: attribute every weak survivor too
@@ -38,7 +40,7 @@ def analyze(path: str, *, map_path: str | None = None, board: str | None = None,
     image = image if image is not None else Image.from_path(path)
     link_map = _read_map(map_path)
     regions = _regions(image, link_map, map_path, board)
-    table = table_for(image, regions)
+    table = GlobalSymbols(image, regions)
     demangling = table.start_demangling()
     attribution = Attribution(image, link_map, map_path)
 
@@ -79,7 +81,6 @@ def query(report: AnalysisReport, name: str, attribution: Attribution | None = N
 def _read_map(map_path):
     if map_path is None:
         return None
-    from weaklink.read.ldmap import parse_map
     return parse_map(map_path)
 
 
@@ -92,7 +93,7 @@ def _regions(image, link_map, map_path, board) -> R.RegionMap:
     return R.from_image(image)
 
 
-def _query(image: Image, regions: R.RegionMap, name: str, table: SymbolTable) -> Query:
+def _query(image: Image, regions: R.RegionMap, name: str, table: GlobalSymbols) -> Query:
     hits = image.lookup(name)
     if not hits and "::" in name:                  # a demangled C++ name
         index = table.find_demangled(name)

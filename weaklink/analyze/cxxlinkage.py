@@ -22,7 +22,7 @@ module reads what is left, strongest evidence first:
    the image cannot tell them apart, and the report says so (ASSUMPTION).
 
 Class members are also never near misses: a method overrides nothing by name, a class is not a
-namespace. Both engines' tables (weaklink.analyze.symtable, .vectorised) serve the same API.
+namespace. The table is weaklink.analyze.symtable.GlobalSymbols.
 """
 from __future__ import annotations
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 
 from weaklink.analyze.nested import demangle_nested
+from weaklink.demangle import cxxfilt_tool, demangle
 
 # From this many names on, starting c++filt costs less than demangling in process.
 BATCH_THRESHOLD = 500
@@ -40,7 +41,6 @@ def _in_process(name: bytes) -> bytes:
     fast = demangle_nested(name)
     if fast is not None:
         return fast
-    from weaklink.demangle import demangle
     return demangle(name.decode("utf-8", "replace")).encode()
 
 
@@ -65,7 +65,6 @@ def _chunks(names: list[bytes]) -> list[list[bytes]]:
 def _spawn(names: list[bytes]) -> list[tuple[int, int, int]]:
     """(pid, memfd, count) of the c++filt processes demangling `names`, or [] when that
     cannot be done here."""
-    from weaklink.demangle import cxxfilt_tool
     tool = cxxfilt_tool()
     if tool is None or not hasattr(os, "memfd_create") or not hasattr(os, "posix_spawn"):
         return []

@@ -8,6 +8,7 @@ override in the archive is never looked at (docs/linker-semantics.md §2.1 item 
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 from weaklink.analyze.findings import OVERRIDE_NOT_EXTRACTED, Finding
 from weaklink.errors import InputError
@@ -33,7 +34,6 @@ def has_archive(args: list[str]) -> bool:
 def find_link_dir(args: list[str], map_path: str | None) -> str | None:
     """The directory ld ran in: the nearest of the current directory, the map's directory
     and its parents where every relative input of the link exists."""
-    from pathlib import Path
     rel = [a for a in args if not a.startswith("-") and not os.path.isabs(a)]
     candidates = [Path.cwd()]
     if map_path:
@@ -51,6 +51,8 @@ def _member_is_strong(link_dir: str | None, display: str, symbol: str) -> bool |
         return None
     path, member = display[:-1].split("(", 1)
     try:
+        # imported here while the archive reader and the link model import numpy (0.3 s of
+        # every analysis that has no archive to look into)
         from weaklink.read.archive import Archive
         ar = Archive.from_path(os.path.join(link_dir or "", path), name=path)
         for off in ar.member_offsets_by_symbol.get(symbol, ()):
@@ -65,7 +67,7 @@ def _member_is_strong(link_dir: str | None, display: str, symbol: str) -> bool |
 
 def not_extracted(weak_names: list[str], args: list[str], link_dir: str | None) -> list[Finding]:
     """Findings for every weak survivor whose strong definition an unextracted member held."""
-    from weaklink import link
+    from weaklink.resolve import link      # numpy, as above
     names = weak_names[:MAX_SYMBOLS]
     result = link(args, why_not=names, cwd=link_dir)
     out = []

@@ -26,6 +26,7 @@ from collections import namedtuple
 
 from weaklink.analyze.cxxlinkage import CxxFacts
 from weaklink.analyze.nested import demangle_nested
+from weaklink.demangle import demangle as cxx_demangle
 from weaklink.read import elfstructs as S
 
 WEAK_DEFAULT_SURVIVED = "weak-default-survived"
@@ -50,13 +51,12 @@ class Finding(namedtuple("Finding", "rule severity symbol message expectation",
 
 def demangle(name: str) -> str:
     """Nested data names in process (weaklink.analyze.nested), the rest by weaklink.demangle
-    (cxxfilt, loaded on first use: its import costs more than a large diff's comparisons)."""
+    (cxxfilt, loaded on first use)."""
     if name.startswith("_ZN"):
         fast = demangle_nested(name.encode())
         if fast is not None:
             return fast.decode("utf-8", "replace")
-    from weaklink.demangle import demangle as _demangle
-    return _demangle(name)
+    return cxx_demangle(name)
 
 
 def weak_message(name: str) -> str:
@@ -107,9 +107,8 @@ def near_misses(table, facts: CxxFacts) -> list[Finding]:
     c = table.cols
     if not table.rows_with_binding(S.STB_WEAK):
         return []
-    weak_plain, strong_rows = table.shared_rows(table.rows_where(S.STB_WEAK, mangled=False),
-                                                False, table.rows_where(S.STB_GLOBAL, mangled=True),
-                                                True)
+    weak_plain = table.rows_where(S.STB_WEAK, mangled=False)
+    strong_rows = table.rows_where(S.STB_GLOBAL, mangled=True)
     pairs = []
     if weak_plain and strong_rows:
         strong_tails = table.mangled_tails_of(strong_rows)
@@ -117,14 +116,11 @@ def near_misses(table, facts: CxxFacts) -> list[Finding]:
         if common:
             by_weak_name = dict(zip(table.raw_names(weak_plain), weak_plain))
             pairs = [(by_weak_name[t], g) for t, g in zip(strong_tails, strong_rows) if t in common]
-    weak_mangled = table.rows_where(S.STB_WEAK, mangled=True)
-    if len(weak_mangled):
-        by_plain, plain = table.shared_rows(weak_mangled, True,
-                                            table.rows_where(S.STB_GLOBAL, mangled=False), False)
-        by_mangled, mangled = table.shared_rows(weak_mangled, True,
-                                                table.rows_where(S.STB_GLOBAL, mangled=True), True)
+    weak = table.rows_where(S.STB_WEAK, mangled=True)
+    if weak:
+        plain = table.rows_where(S.STB_GLOBAL, mangled=False)
+        mangled = strong_rows
         by_name = dict(zip(table.raw_names(plain), plain))
-        weak = sorted({*by_plain, *by_mangled})
         weak_tails = table.mangled_tails_of(weak)
         by_tail = _pairable_by_tail(table, facts, mangled, set(weak_tails))
         for w, t in zip(weak, weak_tails):

@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from functools import cached_property
 
+from weaklink.demangle import demangle
 from weaklink.read.image import Symbol
 
 _INPUT_SECTION = re.compile(rb"^ \S*\s+0x[0-9a-fA-F]+\s+0x[0-9a-fA-F]+ (\S.*)$", re.M)
@@ -37,7 +38,6 @@ class MapUnits:
         if not self.given:
             return None
         # ld demangles C++ names in the map and its --cref table (ld --demangle default).
-        from weaklink.demangle import demangle
         names = list(dict.fromkeys([demangle(sym.name), sym.name]))
         cref = getattr(self.link_map, "cref", None) or {}
         for name in names:

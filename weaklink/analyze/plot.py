@@ -7,7 +7,7 @@ a queried pointer draws an arrow to its target when that target is in a region.
 """
 from __future__ import annotations
 
-from weaklink.analyze.report import AnalysisReport
+from weaklink.analyze.analysis import AnalysisReport
 from weaklink.errors import require
 
 SECTIONS_PER_REGION = 4

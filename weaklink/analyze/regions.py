@@ -8,8 +8,11 @@ do not reach (see `from_image`).
 from __future__ import annotations
 
 import bisect
+import importlib.util
+import tomllib
 from collections import namedtuple
 from functools import cached_property, partial
+from pathlib import Path
 
 from weaklink.errors import InputError
 from weaklink.read import elfstructs as S
@@ -55,7 +58,7 @@ class RegionMap:
         return [r.name for r in self.regions]
 
     @cached_property
-    def _intervals(self) -> tuple[list[int], list[int]]:
+    def intervals(self) -> tuple[list[int], list[int]]:
         """(points, owner): every origin and end, sorted, and the region index (-1 for none)
         of each interval [points[i - 1], points[i]) (owner[0]: below the first point). The
         rule: the region with the highest origin at or below the address (the later one on
@@ -70,17 +73,9 @@ class RegionMap:
         return points, owner
 
     def locate(self, addresses) -> list[int]:
-        """Index of the region holding each address, -1 for none (see _intervals)."""
-        points, owner = self._intervals
+        """Index of the region holding each address, -1 for none (see intervals)."""
+        points, owner = self.intervals
         return list(map(owner.__getitem__, map(partial(bisect.bisect_right, points), addresses)))
-
-    def locate_array(self, addresses):
-        """locate() for a numpy array of addresses, with numpy (large tables): an int64 array."""
-        import numpy as np
-        points, owner = self._intervals
-        where = np.searchsorted(np.array(points, np.int64), np.asarray(addresses, np.int64),
-                                side="right")
-        return np.array(owner, np.int64)[where]
 
     def name_at(self, address: int) -> str | None:
         i = self.locate([address])[0]
@@ -100,8 +95,6 @@ def from_link_map(memory, path: str) -> RegionMap:
 
 
 def _soc_toml():
-    import importlib.util
-    from pathlib import Path
     # Locate the npu package without importing it (its __init__ may pull in the emulator).
     spec = importlib.util.find_spec("npu")
     if spec is None or not spec.submodule_search_locations:
@@ -110,7 +103,6 @@ def _soc_toml():
 
 
 def from_board(board: str) -> RegionMap:
-    import tomllib
     path = _soc_toml()
     try:
         presets = tomllib.loads(path.read_text())

@@ -2,7 +2,7 @@
 Numbers are exact (hex addresses, decimal sizes); --json carries the same facts."""
 from __future__ import annotations
 
-from weaklink.analyze.report import AnalysisReport
+from weaklink.analyze.analysis import AnalysisReport
 
 MAX_INFO_ROWS = 20      # more weak-default infos than this are counted, not listed
 

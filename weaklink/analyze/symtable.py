@@ -2,8 +2,7 @@
 
 This is the bulk half of the report: computed once, rendered as the JSON `symbols` array by
 weaklink.analyze.jsonrows without a Python call per symbol, and without numpy (its import
-alone costs more than analysing a 10k-symbol image). `numpy_cols` is the same table for the
-numpy users (weaklink diff).
+alone costs more than analysing a 10k-symbol image).
 """
 from __future__ import annotations
 
@@ -15,6 +14,7 @@ from operator import add, mul
 from weaklink.analyze.demangling import Demangling
 from weaklink.analyze.jsonrows import escaped_all, format_rows
 from weaklink.analyze.regions import RegionMap
+from weaklink.demangle import unqualified
 from weaklink.read import elfstructs as S
 from weaklink.read.image import Image
 
@@ -36,18 +36,10 @@ BINDING_TYPE_JSON = [f'"binding":"{json_binding(i >> 4)}","type":"{json_type(i &
 _SYMBOL_ROW = b'{"name":"%s","demangled":"%s",%s"address":%d,"size":%d,%s'   # %s: place
 
 
-def table_for(image: Image, regions: RegionMap) -> "SymbolTable":
-    """The symbol table of an image: numpy's for large ones (weaklink.analyze.vectorised),
-    this module's for the rest; the same API and output. numpy's carries demangled names as
-    lines of one text, so a string table holding a newline (no compiler writes one, but the
-    demanglers keep it in the names they decode) goes to this module's."""
-    if image.large and b"\n" not in image.strtab:
-        from weaklink.analyze.vectorised import VectorisedTable
-        return VectorisedTable(image, regions)
-    return SymbolTable(image, regions)
+class GlobalSymbols:
+    """The defined globals of an image (GLOBAL, WEAK) as columns, with their names, places
+    and demangled names."""
 
-
-class SymbolTable:
     def __init__(self, image: Image, regions: RegionMap):
         self.image = image
         self.regions = regions
@@ -59,11 +51,6 @@ class SymbolTable:
     @cached_property
     def region_index(self) -> list[int]:
         return self.regions.locate(self.cols.address)
-
-    @cached_property
-    def numpy_cols(self):
-        """`cols` as numpy arrays (weaklink diff's vectorised comparison)."""
-        return self.cols.numpy()
 
     def __len__(self) -> int:
         return len(self.cols)
@@ -112,7 +99,6 @@ class SymbolTable:
         out = []
         for line in self.start_demangling().lines():
             if b"(" in line or b"<" in line:
-                from weaklink.demangle import unqualified
                 out.append(unqualified(line.decode("utf-8", "replace")).encode())
             else:
                 out.append(line.rpartition(b"::")[2])
@@ -140,12 +126,6 @@ class SymbolTable:
         """Every mangled row's demangled name, one per line (weaklink.analyze.cxxlinkage
         scans it for the names used as types)."""
         return b"\n".join(self.start_demangling().lines())
-
-    def shared_rows(self, a_rows, a_tails: bool, b_rows, b_tails: bool):
-        """(rows of a, rows of b) that may share a key (raw name, or with `*_tails` the
-        unqualified name of a mangled row) with the other side: here all of them (sets of
-        names are cheap at this size); the numpy table filters."""
-        return a_rows, b_rows
 
     def find_demangled(self, name: str) -> int | None:
         """The .symtab index of the global whose demangled name is `name` (a C++ name such

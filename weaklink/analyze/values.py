@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections import namedtuple
 
+from weaklink.analyze.addresses import holder
 from weaklink.analyze.regions import RegionMap
 from weaklink.read import elfstructs as S
 from weaklink.read.image import Image, Symbol
@@ -41,7 +42,7 @@ def points_to(image: Image, regions: RegionMap, value: int | None, size: int) ->
     `static` array is a typical target) and region. A null pointer points nowhere."""
     if value is None or size != POINTER_SIZE or value == 0:
         return None
-    hit = image.holder(value)
+    hit = holder(image, value)
     region = regions.name_at(value)
     if hit is not None:
         return PointsTo(hit[0], hit[1], region)

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from weaklink.analyze.targets import targets
 from weaklink.bind import callsite
 from weaklink.bind.binding import FastMemoryRule
 from weaklink.bind.callsite import FAST_MEMORY_REG, FAST_MEMORY_SIZE_REG
@@ -58,7 +59,7 @@ def _none(source: str, note: str, assumption: str = "") -> FastMemory:
 
 def symbol_at(image, address: int) -> str | None:
     """The name of a defined object or function symbol whose extent holds `address`."""
-    t = image.targets
+    t = targets(image)
     if not len(t) or not address:
         return None
     rows = np.flatnonzero((t.address <= address)

@@ -111,16 +111,23 @@ class ImageSymbols:
 
 
 def _blob_at(image: ImageSymbols, address: int, limit: int) -> tuple[bytes, dict[str, int]]:
-    """The blob bytes starting at `address` and the offset of each block's payload."""
-    data = image.read(address, limit, clip=True) or b""
+    """The blob bytes starting at `address` and the offset of each block's payload. The
+    blocks are walked header by header and only the blob's own bytes are read: the section
+    holding it may be a DDR pool of 100 MB."""
+    i = image.image.section_at(address)
+    avail = 0
+    if i is not None:
+        sh = image.elf.shdrs[i]
+        off = address - sh.sh_addr
+        avail = min(limit, sh.sh_size - off)
     pos, payload = 0, {}
-    while pos + BLOCK_HEAD.size <= len(data):
-        raw, size = BLOCK_HEAD.unpack_from(data, pos)
+    while pos + BLOCK_HEAD.size <= avail:
+        raw, size = BLOCK_HEAD.unpack(image.elf.section_bytes(i, off + pos, BLOCK_HEAD.size))
         name = raw.split(b"\0", 1)[0].decode("ascii", "replace")
         payload[name] = pos + BLOCK_HEAD.size
         pos += BLOCK_HEAD.size + ((size + 15) & ~15)
         if name == FOOTER:
-            return data[:pos], payload
+            return image.elf.section_bytes(i, off, min(pos, avail)), payload
     raise InputError(image.elf.name, "vela_bin_stream blob has no vela_end_stream footer", address)
 
 

@@ -24,6 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from npu.read.tflite import IDENTIFIER, EthosuOperator, TflTensor, read_tflite
+from weaklink.analyze.targets import targets
 from weaklink.bind.binding import ArenaRule, Binding
 from weaklink.errors import InputError
 from weaklink.read import elfstructs as S
@@ -81,7 +82,7 @@ def _model_at(symbols, data: bytes, address: int, origin: int, marker: str | Non
 
 
 def _marker(image, address: int) -> str | None:
-    t = image.targets
+    t = targets(image)
     rows = np.flatnonzero(t.address == address)
     for row in rows:
         if t.type[row] in (S.STT_OBJECT, S.STT_NOTYPE) and t.size[row]:
@@ -146,7 +147,7 @@ def find_arena(symbols, rule: ArenaRule | None, map_path=None) -> Arena | None:
             return Arena(name, hit[0], hit[1], f"input section {rule.input_section} ({hit[2]}, map)",
                          _assumed(name, f"the input section {rule.input_section}"))
     if rule.symbol_suffix:
-        t = symbols.image.targets
+        t = targets(symbols.image)
         best = None
         for row in np.flatnonzero((t.type == S.STT_OBJECT) & (t.size > 0)):
             name = symbols.image.text(int(t.name_off[row]), int(t.name_len[row]))

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from weaklink.analyze.targets import targets
 from weaklink.analyze.findings import Finding
 from weaklink.read import elfstructs as S
 
@@ -94,7 +95,7 @@ def owners(table, image) -> list:
         what = (f"the model (`{table.model_symbol}`, a .tflite)" if table.model_format == "tflite"
                 and table.model_symbol else "the model (vela_bin_stream blob)")
         out.append(Owner(MODEL, what, table.model_address, model_end))
-    t = image.targets
+    t = targets(image)
     for i in np.flatnonzero((t.type == S.STT_OBJECT) & (t.size > 0)):
         start, size = int(t.address[i]), int(t.size[i])
         if table.model_address <= start < model_end:

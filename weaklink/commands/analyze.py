@@ -4,7 +4,12 @@ from __future__ import annotations
 import argparse
 import sys
 
+from weaklink.analyze import analyze
+from weaklink.analyze.plot import plot
+from weaklink.analyze.render import render
 from weaklink.errors import UsageError, require
+from weaklink.report.output import add_options, check_outputs, emit
+from weaklink.report.results import from_analysis
 
 EXIT_OK, EXIT_EXPECTATION = 0, 1
 
@@ -32,7 +37,6 @@ def add_parser(subparsers) -> None:
     p.add_argument("--link-dir", metavar="DIR", help="directory the link ran in (inputs' base)")
     p.add_argument("--link-inputs", nargs=argparse.REMAINDER, metavar="ARGS",
                    help="the ld inputs and options (objects, archives, -T ...); must be last")
-    from weaklink.report.output import add_options
     add_options(p)
     p.set_defaults(run=run, accepts_extra=False)
 
@@ -50,29 +54,20 @@ def _expect_region(items: list[str]) -> dict[str, str]:
 def run(args) -> int:
     if args.plot:
         require("matplotlib", "--plot", "plot")     # before any work: nothing half done
-    from weaklink.commands import prepare_for_images
-    image = (prepare_for_images(args.firmware) or [None])[0]
-    from weaklink.analyze import analyze
-
     if args.sarif or args.github:
-        from weaklink.report.output import check_outputs
         check_outputs(args)
     report = analyze(args.firmware, map_path=args.map, board=args.board, symbols=args.symbol,
                      expect_override=args.expect_override,
                      expect_region=_expect_region(args.expect_region),
-                     link_inputs=args.link_inputs or None, link_dir=args.link_dir, image=image)
+                     link_inputs=args.link_inputs or None, link_dir=args.link_dir)
     if args.plot:
-        from weaklink.analyze.plot import plot
         plot(report, args.plot)
     out = sys.stdout.buffer
     if args.json:
         out.writelines(report.json_chunks())
     else:
-        from weaklink.analyze.render import render
         out.write(render(report).encode())
     out.flush()
     if args.sarif or args.github:
-        from weaklink.report.output import emit
-        from weaklink.report.results import from_analysis
         emit(args, "", lambda: from_analysis(report))
     return EXIT_EXPECTATION if report.exit_code else EXIT_OK

@@ -5,6 +5,12 @@ or usage.
 """
 from __future__ import annotations
 
+from weaklink.diff import diff
+from weaklink.diff.render import render
+from weaklink.errors import UsageError
+from weaklink.report.output import add_options, check_outputs, emit
+from weaklink.report.results import from_diff
+
 EPILOG = """Gates (--fail-on, a comma list): new-findings (a new warning or error), binding-changed,
 region-changed, verdict (with --check: the NPU verdict changed and is not ok).
 Address moves are counted, not listed, unless the symbol is named with --symbol."""
@@ -33,14 +39,11 @@ def add_parser(sub) -> None:
     p.add_argument("--fail-on", action="append", default=[], metavar="GATES",
                    help="exit 1 when any of these occurs: new-findings, binding-changed, "
                         "region-changed, verdict (comma list)")
-    from weaklink.report.output import add_options
     add_options(p)
     p.set_defaults(run=run, accepts_extra=False)
 
 
 def _check_options(args) -> dict | None:
-    from weaklink.errors import UsageError
-
     acc = (args.accelerator, args.system_config, args.memory_mode)
     if not args.check:
         if any(acc):
@@ -53,25 +56,18 @@ def _check_options(args) -> dict | None:
 
 
 def run(args) -> int:
-    from weaklink.commands import prepare_for_images
-    images = prepare_for_images(args.old, args.new)
-    from weaklink.diff import diff
-    from weaklink.report.output import check_outputs, emit
-
     check_outputs(args)
     report = diff(args.old, args.new, map_old=args.map_old, map_new=args.map_new,
                   board=args.board, symbols=args.symbol, check_options=_check_options(args),
-                  fail_on=args.fail_on, images=images)
+                  fail_on=args.fail_on)
     if args.json:
         text = report.dumps() + "\n"
     else:
-        from weaklink.diff.render import render
         text = render(report)
     emit(args, text, lambda: _results(report))
     return report.exit_code
 
 
 def _results(report):
-    from weaklink.report.results import from_diff
     return from_diff(report)
 

@@ -33,7 +33,7 @@ class StoryDiff:
     title: str
     old: str            # variant names
     new: str
-    report: object      # weaklink.diff.report.DiffReport
+    report: object      # weaklink.diff.comparison.DiffReport
 
 
 @dataclass(frozen=True)

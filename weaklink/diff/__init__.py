@@ -26,16 +26,17 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from weaklink import arraysets
 from weaklink.analyze import analyze, query
+from weaklink.analyze.targets import as_numpy
 from weaklink.analyze.attribution import Attribution
 from weaklink.analyze.findings import WEAK_DEFAULT_SURVIVED, Finding, weak_message
 from weaklink.diff.columns import Columns, columns, compare
 from weaklink.diff.sides import Sides
-from weaklink.diff.report import (GATES, KINDS, BaseChange, Change, DiffReport, Moved,
+from weaklink.diff.comparison import (GATES, KINDS, BaseChange, Change, DiffReport, Moved,
                                   failed_gates)
 from weaklink.errors import UsageError
 from weaklink.read import elfstructs as S
+from weaklink.read.ldmap import parse_map
 
 DEFINER_ALL_BELOW = 4096   # images up to this many globals: compare every symbol's definer
 MAX_ATTRIBUTED = 64        # bigger images: symbols per side given a defining unit (DWARF/map)
@@ -47,11 +48,8 @@ def _side(path, map_path, image, board):
 
 
 def _both_sides(one, two, board):
-    """Both images analysed at once: numpy's column work releases the GIL, so the two sides
-    share the machine's cores. A bad OLD input is reported before a bad NEW one."""
-    from weaklink.threads import run_all
-    first, second = run_all(lambda: _side(*one, board), lambda: _side(*two, board))
-    return first, second
+    """Both images analysed, OLD first: a bad OLD input is reported before a bad NEW one."""
+    return _side(*one, board), _side(*two, board)
 
 
 def diff(old_path: str, new_path: str, *, map_old: str | None = None, map_new: str | None = None,
@@ -112,7 +110,6 @@ def _gates(fail_on: Sequence[str], check_options) -> tuple[str, ...]:
 def _attribution(report, map_path: str | None) -> Attribution:
     link_map = None
     if map_path is not None:
-        from weaklink.read.ldmap import parse_map
         link_map = parse_map(map_path)
     return Attribution(report.table.image, link_map, map_path)
 
@@ -142,8 +139,8 @@ def _definers(old, new, a: Columns, b: Columns, cmp, att_old, att_new, asked) ->
             some |= v
         some |= _asked(a, cmp.old_rows, asked)
         todo = np.flatnonzero(some)[:MAX_ATTRIBUTED]
-    oc = old.table.numpy_cols
-    io, jn = oc.index, new.table.numpy_cols.index
+    oc = as_numpy(old.table.cols)
+    io, jn = oc.index, as_numpy(new.table.cols).index
     # Linker-script symbols (__bss_start: NOTYPE, size 0) have no defining unit, only a place.
     real = (oc.size[cmp.old_rows[todo]] > 0) & (oc.type[cmp.old_rows[todo]] != S.STT_NOTYPE)
     for k in todo[real].tolist():
@@ -172,7 +169,7 @@ def _moved(a: Columns, b: Columns, cmp) -> Moved:
     moved = shift[shift != 0]
     if not len(moved):
         return Moved(0, None)
-    values, counts = arraysets.counts(moved)
+    values, counts = np.unique(moved, return_counts=True)
     return Moved(len(moved), int(values[np.argmax(counts)]))
 
 
@@ -207,6 +204,7 @@ def _partners(n: int, mine: np.ndarray, theirs: np.ndarray) -> np.ndarray:
 
 def _with_check(report: DiffReport, old_path, new_path, map_old, map_new, board, options
                 ) -> DiffReport:
+    # imported here: the NPU check and its emulator cost 0.4 s to import, for --check only
     from weaklink.check import check
 
     before = check(str(old_path), map_path=map_old, soc=options.get("soc") or board,

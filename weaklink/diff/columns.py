@@ -1,6 +1,6 @@
 """Every defined global of two analysed images, matched by name and compared column by column.
 
-The bulk path of `weaklink diff`: numpy over the analyze layer's SymbolTable columns, no Python
+The bulk path of `weaklink diff`: numpy over the analyze layer's GlobalSymbols columns, no Python
 object per symbol. What counts as a change (weaklink.diff's docstring gives the reasons):
 
 - binding: WEAK on one side only (nm V/W against T/D/B);
@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from weaklink.arraysets import member, unique
+from weaklink.analyze.targets import as_numpy, targets
 from weaklink.analyze.values import POINTER_SIZE, VALUE_SIZES
 from weaklink.diff import names
 from weaklink.read import elfstructs as S
@@ -25,7 +25,7 @@ from weaklink.read import elfstructs as S
 
 @dataclass(frozen=True)
 class Columns:
-    """The compared fields of one image, for its defined globals (SymbolTable rows)."""
+    """The compared fields of one image, for its defined globals (GlobalSymbols rows)."""
 
     strtab: bytes
     name_off: np.ndarray    # i8, into strtab
@@ -52,7 +52,7 @@ class Columns:
 
 def columns(report) -> Columns:
     table, image = report.table, report.table.image
-    c = table.numpy_cols
+    c = as_numpy(table.cols)
     shndx = c.shndx.astype(np.int64)
     sec_names = image.elf.section_names
     section = np.where((shndx > 0) & (shndx < len(sec_names)), shndx, len(sec_names))
@@ -62,7 +62,7 @@ def columns(report) -> Columns:
     # names.match negates lengths: signed columns
     name_off = c.name_off.astype(np.int64, copy=False)
     name_len = c.name_len.astype(np.int64, copy=False)
-    keys = names.keys(image.strtab_u8, name_off, name_len)
+    keys = names.keys(np.frombuffer(image.strtab, np.uint8), name_off, name_len)
     return Columns(image.strtab, name_off, name_len,
                    c.binding == S.STB_WEAK, section, sec_names, region, report.regions.names,
                    c.address.astype(np.int64), c.size.astype(np.int64), has_value, value, target,
@@ -74,13 +74,13 @@ def _values(image, c) -> tuple[np.ndarray, np.ndarray]:
     the file bytes of a loaded PROGBITS section, zero for NOBITS."""
     n = len(c)
     size = c.size.astype(np.int64)
-    ok = member(size, np.array(VALUE_SIZES)) & (c.type != S.STT_FUNC) & (c.type != S.STT_SECTION) \
+    ok = np.isin(size, VALUE_SIZES) & (c.type != S.STT_FUNC) & (c.type != S.STT_SECTION) \
         & (c.type != S.STT_FILE) & (c.shndx > 0) & (c.shndx < S.SHN_LORESERVE)
     value = np.zeros(n, np.uint64)
     has = np.zeros(n, bool)
     sh = image.elf.sections
     data = np.frombuffer(image.elf.data, np.uint8)
-    for sec in unique(c.shndx[ok]).tolist():
+    for sec in np.unique(c.shndx[ok]).tolist():
         rows = np.flatnonzero(ok & (c.shndx == sec))
         start, length = int(sh["sh_addr"][sec]), int(sh["sh_size"][sec])
         rel = c.address[rows].astype(np.int64) - start
@@ -106,10 +106,10 @@ class Targets:
     the region and the offset from its origin. `kind`: 0 none, 1 symbol, 2 region only."""
 
     kind: np.ndarray        # i1 per row
-    holder: np.ndarray      # index into image.targets, -1 for none
+    holder: np.ndarray      # index into targets(image), -1 for none
     offset: np.ndarray      # i8, from the holder or from the region's origin
     region: np.ndarray      # region index, -1 for none
-    names: object           # image.targets' (name_off, name_len) and the string table
+    names: object           # the targets' (name_off, name_len) and the string table
 
     def name(self, row: int) -> bytes | None:
         h = int(self.holder[row])
@@ -119,11 +119,19 @@ class Targets:
         return strtab[int(off[h]):int(off[h]) + int(length[h])]
 
 
+def _locate(regions, addresses: np.ndarray) -> np.ndarray:
+    """RegionMap.locate for an array of addresses: the region index of each, -1 for none."""
+    points, owner = regions.intervals
+    where = np.searchsorted(np.array(points, np.int64), np.asarray(addresses, np.int64),
+                            side="right")
+    return np.array(owner, np.int64)[where]
+
+
 def _targets(image, regions, c, has_value, value) -> Targets:
     n = len(c)
     kind, holder = np.zeros(n, np.int8), np.full(n, -1, np.int64)
     offset, region = np.zeros(n, np.int64), np.full(n, -1, np.int64)
-    t = image.targets                                   # sorted by address, globals first
+    t = targets(image)                                  # sorted by address, globals first
     out = Targets(kind, holder, offset, region, (t.name_off, t.name_len, image.strtab))
     rows = np.flatnonzero(has_value & (c.size == POINTER_SIZE) & (value != 0))
     if not len(rows):
@@ -143,7 +151,7 @@ def _targets(image, regions, c, has_value, value) -> Targets:
             (probe < end) | ((t.size[first] == 0) & (start[first] == probe)))
     else:
         probe, inside = raw, np.zeros(len(rows), bool)
-    reg = regions.locate_array(raw)
+    reg = _locate(regions, raw)
     origins = np.array([r.origin for r in regions.regions] + [0], np.int64)
     region[rows] = reg
     kind[rows] = np.where(inside, 1, np.where(reg >= 0, 2, 0))

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from weaklink.analyze.render import _table
-from weaklink.diff.report import DiffReport
+from weaklink.diff.comparison import DiffReport
 
 MAX_CHANGE_ROWS = 200      # more changes than this are counted per kind, not listed
 

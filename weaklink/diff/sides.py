@@ -1,10 +1,10 @@
 """The analyze fields of one changed symbol (`before` / `after`), built from the compared
-columns: the same facts as `weaklink analyze --symbol` (weaklink.analyze.report.Query), without
+columns: the same facts as `weaklink analyze --symbol` (weaklink.analyze.analysis.Query), without
 a name lookup over the whole symbol table per symbol."""
 from __future__ import annotations
 
 from weaklink.analyze.findings import demangle
-from weaklink.analyze.report import Query
+from weaklink.analyze.analysis import Query
 from weaklink.analyze.values import PointsTo
 from weaklink.diff.columns import Columns
 

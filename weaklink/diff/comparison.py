@@ -1,4 +1,4 @@
-"""The diff report: one object, rendered as JSON (docs/json-contract.md, schema_version 1) and as
+"""The diff report: one object, rendered as JSON (the diff contract, schema_version 1) and as
 a table. Compute once, format many.
 
 JSON: `changes` holds `{symbol, kind, before, after}` per changed symbol, `before`/`after` the
@@ -13,7 +13,7 @@ import json
 from dataclasses import dataclass, field, replace
 
 from weaklink.analyze.findings import SEVERITIES, Finding, demangle
-from weaklink.analyze.report import Query
+from weaklink.analyze.analysis import Query
 
 SCHEMA_VERSION = 1
 # The order a symbol's kinds are listed in, most telling first. `section-changed` (the section

@@ -1,9 +1,8 @@
-"""The analysis report: one object, rendered as JSON (docs/json-contract.md, schema_version 1) and
+"""The analysis report: one object, rendered as JSON (the analyze contract, schema_version 1) and
 as a table (weaklink.analyze.render). Compute once, format many.
 
 The bulk parts (every defined symbol, every surviving weak definition) stay as columns and
-are encoded by weaklink.analyze.jsonrows (small images) or jsonblocks (large ones, numpy);
-everything else is small immutable records.
+are encoded by weaklink.analyze.jsonrows; everything else is small immutable records.
 """
 from __future__ import annotations
 
@@ -14,7 +13,7 @@ from itertools import chain
 from weaklink.analyze.demangling import Demangling
 from weaklink.analyze.findings import SEVERITIES, WEAK_DEFAULT_SURVIVED, Finding, weak_message
 from weaklink.analyze.regions import RegionMap
-from weaklink.analyze.symtable import SymbolTable
+from weaklink.analyze.symtable import GlobalSymbols
 
 SCHEMA_VERSION = 1
 
@@ -56,7 +55,7 @@ class RegionUse(namedtuple("RegionUse", "used sections")):
 
 class AnalysisReport:
     def __init__(self, file: str, machine: str, entry: int, regions: RegionMap,
-                 usage: dict[str, RegionUse], table: SymbolTable, queried: dict[str, Query],
+                 usage: dict[str, RegionUse], table: GlobalSymbols, queried: dict[str, Query],
                  findings: tuple[Finding, ...], weak_rows: list[int],
                  defined_in: dict[int, str] | None = None, demangling: Demangling | None = None,
                  notes: tuple[str, ...] = (), vague: dict[int, str] | None = None):
