@@ -48,6 +48,16 @@ class FeatureMap:
     def extent(self) -> int:
         return self._extent(*self.shape[:2])
 
+    @property
+    def swapped(self) -> bool:
+        """Rows closer together in memory than columns: an NHWC feature map written with its
+        H and W strides exchanged, which is how Vela lowers a Transpose on Ethos-U55/U65 (an
+        average pool with swapped OFM strides; regor ethos_u55_register_cs_generator.cpp,
+        InsertTransposeCommand). An ordinary or sliced (concatenated) NHWC map has the row
+        stride at least the row width times the column stride."""
+        h, w, _ = self.shape
+        return not self.nhcwb16 and h > 1 and w > 1 and self.stride[0] < self.stride[1]
+
     def ranges(self) -> list[tuple[int, int]]:
         """(offset, length) of each tile: Vela splits a feature map into up to four tiles
         (top-left, top-right, bottom-left, bottom-right) for rolling buffers."""
