@@ -178,9 +178,30 @@ def ao_cycles_per_element(acc: Accelerator, op: KernelOp) -> float:
     return max(acc.output_cycles[index], activation)
 
 
+def is_transpose(acc: Accelerator, op: KernelOp) -> bool:
+    """A U55/U65 transpose pass: a 1x1 average pool writing its OFM with swapped strides
+    (the U85 transposes in its activation unit instead, costed as an ordinary pool)."""
+    return (not acc.is_u85 and op.op == "POOL" and op.mode == "POOLING_MODE_AVERAGE"
+            and op.kernel == (1, 1) and op.ofm.swapped)
+
+
+def transpose_cycles(op: KernelOp, mems: dict[int, Memory], iblk) -> int:
+    """Vela does not time a U55/U65 Transpose as the pools it becomes: it costs the whole op by
+    its memory traffic, the slower of reading the IFM and writing the OFM, each with its memory
+    latency (regor ethos_u55_performance.cpp, EstimateCycles, the Compound-op branch: "default
+    estimation based on memory access"). Each pass of the stream is costed the same way."""
+    src, dst = mems[op.ifm.region], mems[op.ofm.region]
+    oblk = clipped(op.block, op.ofm.shape)
+    read = burst_bytes(True, src, op.ifm, iblk, math.prod(op.ifm.shape))
+    write = burst_bytes(False, dst, op.ofm, oblk, math.prod(_rounded(op.ofm, op.ofm.shape)))
+    return max(int(read / src.bandwidth) + src.read_latency, int(write / dst.bandwidth) + dst.write_latency)
+
+
 def compute_cycles(acc: Accelerator, op: KernelOp, mems: dict[int, Memory], chained_ao: float = 0.0) -> tuple[int, int]:
     """(cycles, macs) of one kernel operation; `chained_ao` is the AO work per element of
     ops chained behind it (U85), which the output unit does in the same pass."""
+    if is_transpose(acc, op):
+        return transpose_cycles(op, mems, ifm_block(acc, op)), 0
     ofm = op.ofm.shape
     oblk = tuple(min(a, b) for a, b in zip(ofm, op.block))
     iblk = ifm_block(acc, op)

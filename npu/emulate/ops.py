@@ -48,6 +48,16 @@ class FeatureMap:
     def extent(self) -> int:
         return self._extent(*self.shape[:2])
 
+    @property
+    def swapped(self) -> bool:
+        """Rows closer together in memory than columns: an NHWC feature map written with its
+        H and W strides exchanged, which is how Vela lowers a Transpose on Ethos-U55/U65 (an
+        average pool with swapped OFM strides; regor ethos_u55_register_cs_generator.cpp,
+        InsertTransposeCommand). An ordinary or sliced (concatenated) NHWC map has the row
+        stride at least the row width times the column stride."""
+        h, w, _ = self.shape
+        return not self.nhcwb16 and h > 1 and w > 1 and self.stride[0] < self.stride[1]
+
     def ranges(self) -> list[tuple[int, int]]:
         """(offset, length) of each tile: Vela splits a feature map into up to four tiles
         (top-left, top-right, bottom-left, bottom-right) for rolling buffers."""
@@ -143,6 +153,19 @@ def _streams(regs, name: str, what: str, suffixes, slack: int) -> tuple[Access, 
     return tuple(out)
 
 
+def _transposed(regs, shape):
+    """The OFM as it lies in memory. The U85 OFM_PRECISION.activation_transpose field names the
+    output's axes in terms of the input's (WCH: output H is input W, ...); the OFM_HEIGHT/WIDTH/
+    DEPTH registers keep the unpermuted order, the OFM strides describe the permuted map
+    (ethos-u85 register interface, NPU_SET_OFM_PRECISION). Vela's estimate takes the permuted
+    OFM (regor's scheduler prints the Transpose with its output shape)."""
+    order = _f(regs, "NPU_SET_OFM_PRECISION", "activation_transpose", "")
+    axes = order.rsplit("_", 1)[-1] if order else "HWC"
+    if sorted(axes) != ["C", "H", "W"]:
+        return shape
+    return tuple(shape["HWC".index(a)] for a in axes)
+
+
 def _kernel_op(regs, cmd: Command, microblocks, weight_overfetch: int) -> KernelOp:
     op = KERNEL_OPS[cmd.command]
     ks = regs.get("NPU_SET_KERNEL_STRIDE", {})
@@ -165,7 +188,7 @@ def _kernel_op(regs, cmd: Command, microblocks, weight_overfetch: int) -> Kernel
         pad = {side: _f(regs, f"NPU_SET_IFM_PAD_{side}", "pad") for side in ("TOP", "BOTTOM", "LEFT", "RIGHT")}
         ifm_hw = (max((ofm_shape[0] - 1) * sy + kh - pad["TOP"] - pad["BOTTOM"], 1),
                   max((ofm_shape[1] - 1) * sx + kw - pad["LEFT"] - pad["RIGHT"], 1))
-    ofm, ifm = _fm(regs, "OFM", ofm_shape), _fm(regs, "IFM", ifm_shape, ifm_hw)
+    ofm, ifm = _fm(regs, "OFM", _transposed(regs, ofm_shape)), _fm(regs, "IFM", ifm_shape, ifm_hw)
     ifm2 = None
     if op == "ELEMENTWISE":
         scalar = (_f(regs, "NPU_SET_IFM2_BROADCAST", "broadcast_mode", "") == "BROADCAST_MODE_SCALAR"
