@@ -75,8 +75,8 @@ def _summarise(run: Execution, acc, bindings) -> tuple[dict, dict, dict, list, l
     cycles = {"total": run.total, "npu": 0, **{k: 0 for k, _ in ACCESS_COLUMNS.values()}}
     traffic: dict[str, dict[str, int]] = {}
     regions: dict[int, dict] = {}
-    beats = {"read": {p: 0 for p in set(b.port for b in bindings.values())},
-             "write": {p: 0 for p in set(b.port for b in bindings.values())}}
+    beats = {"read": {p: 0 for p in sorted({b.port for b in bindings.values()})},
+             "write": {p: 0 for p in sorted({b.port for b in bindings.values()})}}
     ops, timeline = [], []
     for rec in run.records:
         cycles["npu"] += rec.npu
