@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 
+from weaklink.commands import add_npu_target
 from weaklink.errors import require
 
 
@@ -15,10 +16,7 @@ def add_parser(sub) -> None:
     p = sub.add_parser("check", help="will the NPU inference in this firmware image work?",
                        description=__doc__.splitlines()[0])
     p.add_argument("firmware", help="linked firmware image (ELF)")
-    p.add_argument("--accelerator", required=True, help="Vela accelerator config, e.g. ethos-u85-256")
-    p.add_argument("--system-config", required=True, help="vela.ini system config, e.g. Ethos_U85_SYS_DRAM_Mid")
-    p.add_argument("--memory-mode", required=True, help="vela.ini memory mode, e.g. Dedicated_Sram_384KB")
-    p.add_argument("--soc", help="SoC memory map preset (default: corstone-300 for U55/U65, corstone-320 for U85)")
+    add_npu_target(p, "SoC memory map preset (default: corstone-300 for U55/U65, corstone-320 for U85)")
     p.add_argument("--map", help="the GNU ld map file of the link (-Map), for attribution and archive findings")
     p.add_argument("--model", help="the compiled model (npz, tflite, vela_bin_stream blob) instead of the one embedded in the image")
     p.add_argument("--binding", default=None,

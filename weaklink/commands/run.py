@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 
+from weaklink.commands import add_npu_target
 from weaklink.errors import InputError
 
 
@@ -16,10 +17,7 @@ def add_parser(sub) -> None:
     p = sub.add_parser("run", help="execute the firmware on QEMU with the NPU emulated",
                        description=__doc__.splitlines()[0])
     p.add_argument("firmware", help="linked firmware image (ELF) for Corstone-300")
-    p.add_argument("--accelerator", required=True, help="Vela accelerator config, e.g. ethos-u55-128")
-    p.add_argument("--system-config", required=True, help="vela.ini system config, e.g. Ethos_U55_High_End_Embedded")
-    p.add_argument("--memory-mode", required=True, help="vela.ini memory mode, e.g. Shared_Sram")
-    p.add_argument("--soc", help="SoC memory map preset for the NPU's ports (default: corstone-300 for U55/U65)")
+    add_npu_target(p, "SoC memory map preset for the NPU's ports (default: corstone-300 for U55/U65)")
     p.add_argument("--timeout", type=float, default=None, metavar="S",
                    help="seconds of wall time before the run is stopped (default 60)")
     mode = p.add_mutually_exclusive_group()
