@@ -28,6 +28,7 @@ from weaklink.bind import thumb
 from weaklink.bind.thumbisa import branch20, branch24, signed
 from weaklink.read import elfstructs as S
 from weaklink.read.dwarf import Dwarf
+from weaklink.read.dwarfforms import uleb
 
 FAST_MEMORY_REG, FAST_MEMORY_SIZE_REG = 2, 3
 
@@ -48,18 +49,6 @@ BINARY = {DW_OP_plus: int.__add__, DW_OP_shl: int.__lshift__, DW_OP_or: int.__or
           DW_OP_mul: int.__mul__}
 
 
-def _uleb(expr: bytes, pos: int) -> tuple[int, int]:
-    value = shift = 0
-    while pos < len(expr):
-        b = expr[pos]
-        pos += 1
-        value |= (b & 0x7F) << shift
-        shift += 7
-        if not b & 0x80:
-            return value, pos
-    raise ValueError("truncated ULEB128")
-
-
 def dwarf_constant(expr: bytes) -> int | None:
     """The value of a constant DWARF expression (addresses, literals, simple arithmetic);
     None for anything that depends on the machine state."""
@@ -74,7 +63,7 @@ def dwarf_constant(expr: bytes) -> int | None:
                 stack.append(struct.unpack_from(fixed[op], expr, pos)[0])
                 pos += size
             elif op == DW_OP_constu:
-                value, pos = _uleb(expr, pos)
+                value, pos = uleb(expr, pos)
                 stack.append(value)
             elif DW_OP_lit0 <= op <= DW_OP_lit31:
                 stack.append(op - DW_OP_lit0)
@@ -83,7 +72,7 @@ def dwarf_constant(expr: bytes) -> int | None:
                 stack.append(BINARY[op](a, b) & 0xFFFFFFFF)
             else:
                 return None
-    except (struct.error, ValueError):
+    except (struct.error, IndexError):        # a truncated operand
         return None
     return stack[-1] if len(stack) == 1 else None
 
