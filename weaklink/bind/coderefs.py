@@ -29,6 +29,7 @@ from functools import cached_property
 
 import numpy as np
 
+from weaklink.bind.thumbisa import is_wide
 from weaklink.demangle import demangle
 from weaklink.read import elfstructs as S
 from weaklink.read.image import Image
@@ -293,7 +294,7 @@ def _thumb_values(data: bytes, base: int, start: int, end: int):
     pc, end = max(start, base), min(end, base + len(data))
     while pc + 2 <= end:
         hw = data[pc - base] | data[pc - base + 1] << 8
-        if hw & 0xF800 in (0xE800, 0xF000, 0xF800):            # a 32-bit instruction
+        if is_wide(hw):
             if pc + 4 > end:
                 return
             hw2 = data[pc - base + 2] | data[pc - base + 3] << 8

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from weaklink.bind.thumbisa import is_wide
 from weaklink.errors import InputError
 
 
@@ -77,7 +78,7 @@ def _single(load, size, signed, rt, rn, offset=0, index=None, shift=0, add=True,
 def decode(code: bytes, pc: int, where: str = "") -> Access:
     """The load or store at `pc`; `code` holds at least its first 2 (and, when 32-bit, 4) bytes."""
     hw1 = int.from_bytes(code[0:2], "little")
-    if hw1 >> 11 in (0b11101, 0b11110, 0b11111):
+    if is_wide(hw1):
         hw2 = int.from_bytes(code[2:4], "little")
         access = _decode32(hw1, hw2)
         text = f"{hw1:04x} {hw2:04x}"
