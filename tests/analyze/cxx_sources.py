@@ -65,6 +65,21 @@ __attribute__((weak)) int mode(int x) { return x; }
 }
 __attribute__((weak)) void Board::out() { v = 0; }
 template int executorch::runtime::clamp_to<int>(int, int, int);
+// The shape of libstdc++'s copy-on-write std::string (mangled `Ss`), whose empty
+// representation is template static data: weak in every image that uses std::string.
+namespace std {
+template <class C> struct char_traits {};
+template <class T> struct allocator {};
+template <class C, class T, class A> struct basic_string {
+  struct _Rep { static unsigned _S_empty_rep_storage[4]; };
+  static unsigned* empty() { return _Rep::_S_empty_rep_storage; }
+};
+template <class C, class T, class A>
+unsigned basic_string<C, T, A>::_Rep::_S_empty_rep_storage[4] = {};
+}
+extern "C" unsigned* empty_string() {
+  return std::basic_string<char, std::char_traits<char>, std::allocator<char> >::empty();
+}
 int use_backend(Board& b) {
   b.init(); b.out(); return Board::twice(b.v) + drv::level(1) + drv::mode(2);
 }
@@ -109,7 +124,8 @@ const void *_ZTVN10__cxxabiv120__si_class_type_infoE[4];
 void _ZdlPvj(void *p, unsigned n) { (void)p; (void)n; }
 void __cxa_pure_virtual(void) { for (;;) {} }
 int atexit(void (*f)(void)) { (void)f; return 0; }
-int _start(void) { reset(); return 0; }
+unsigned *empty_string(void);
+int _start(void) { reset(); return (int)*empty_string(); }
 """
 
 LINKER_SCRIPT = """

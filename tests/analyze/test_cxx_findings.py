@@ -30,6 +30,7 @@ VAGUE = {
     "_ZGVZN10executorch7runtime7counterEvE1c": "guard variable",
     "_ZZN10executorch7runtime7counterEvE1c": "static data of an inline function",
     "_ZN10executorch7runtime8clamp_toIiEET_S2_S2_S2_": "template instantiation",
+    "_ZNSs4_Rep20_S_empty_rep_storageE": "member of a standard class template specialization",
     "_ZN10executorch7runtime15MemoryAllocatorD1Ev": "constructor or destructor",
     "_ZN10executorch7runtime15MemoryAllocator5resetEv": "a vtable entry",
     "_ZN10executorch7runtime15MemoryAllocator8allocateEj": "a vtable entry",

@@ -42,6 +42,11 @@ ASSUMPTION = ("a weak C++ method without DWARF is read as defined in its class b
 # template arguments; cv- or ref-qualified members start `_ZNK`, `_ZNV`, `_ZNR`, `_ZNO`.
 _STRUCTOR = re.compile(rb"(?:C[123]|CI[12]|D[012])[EI]")
 _QUALIFIED_MEMBER = (b"_ZNK", b"_ZNV", b"_ZNR", b"_ZNO")
+# A nested name whose scope starts with one of the standard substitutions that stand for a
+# class template specialization (Itanium C++ ABI 5.1.8: Ss std::basic_string<char, ...>, Si/So/Sd
+# std::basic_istream/ostream/iostream<char, ...>): a member of an implicitly instantiated class
+# template. The demangler prints the scope as `std::string`, which shows no template argument.
+_STD_SPECIALIZATION_SCOPE = re.compile(r"_ZN[rVKRO]*S[sido]")
 
 
 class FunctionFacts(namedtuple("FunctionFacts", "declared_inline member in_class")):
@@ -165,6 +170,8 @@ class CxxFacts:
             return None
         if name.template:
             return "template instantiation"
+        if _STD_SPECIALIZATION_SCOPE.match(raw):
+            return "member of a standard class template specialization (template instantiation)"
         if name.structor:
             return "constructor or destructor"
         if self.is_virtual(row):
