@@ -22,12 +22,12 @@ def test_tflm_story_table_and_json(cross_toolchain, capsys):
     assert "driver check fails" in line and line.split()[-2:] == ["error", "-"]
 
 
-def test_readme_shows_the_tflm_table_as_printed(cross_toolchain, capsys):
+def test_guide_shows_the_tflm_table_as_printed(cross_toolchain, capsys):
     import re
 
     from weaklink.cachedir import REPO
 
-    section = (REPO / "README.md").read_text().split("## The same check on TensorFlow Lite Micro")[1]
+    section = (REPO / "docs" / "commands.md").read_text().split("### 4.1 TensorFlow Lite Micro")[1]
     shown = re.search(r"```\n(.*?)```", section, re.S).group(1).rstrip()
     assert main(["demo", "--story", "tflm"]) == 0
     assert capsys.readouterr().out.rstrip() == shown

@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 
 from weaklink.cli import main
+from weaklink.diff.render import render
 
 SRAM_ARRAY = (0x31000000, 0x60000, "SRAM")      # the example runner's 384 KB array on C-320
 
@@ -30,6 +31,10 @@ def test_quick_fix_drops_the_fast_scratch(story):
     # the runner's C++-namespaced definitions are gone, plain C ones nobody reads came in
     assert kinds["_ZN10executorch8backends3arm19ethosu_fast_scratchE"] == {"removed"}
     assert kinds["ethosu_fast_scratch"] == {"added"}
+    # the hang rests on what an unanswered transaction does: the diff says so, as check does
+    assert r.assumptions == list(r.check_after.assumptions) != []
+    assert r.to_json()["assumptions"] == r.assumptions
+    assert f"  assumption: {r.assumptions[0]}" in render(r).splitlines()
 
 
 def test_final_fix_restores_it(story):
@@ -75,16 +80,23 @@ def test_demo_diff_command(story, capsys):
 
 
 def test_readme_diff_output_is_real(firmware, capsys, monkeypatch):
-    """The README's diff example is this command's output, byte for byte."""
+    """The README's diff example runs as shown: docs/commands.md prints its whole output, byte
+    for byte, and the README's shortened copy is that output with runs of lines cut at `…`."""
     import re
 
     from weaklink.cachedir import REPO
 
     text = (REPO / "README.md").read_text()
     section = text.split("## A regression gate: `weaklink diff`", 1)[1]
-    command, output = re.findall(r"```(?:sh)?\n(.*?)```", section, re.S)[:2]
+    command, short = re.findall(r"```(?:sh)?\n(.*?)```", section, re.S)[:2]
     argv = command.replace("\\\n", " ").split()
     assert argv[:2] == ["weaklink", "diff"]
     monkeypatch.chdir(firmware["weak-custom-u85"].elf.parent)
     assert main(argv[1:]) == 1
-    assert capsys.readouterr().out == output
+    output = capsys.readouterr().out
+    guide = (REPO / "docs" / "commands.md").read_text().split("## 5. `weaklink diff`", 1)[1]
+    assert re.findall(r"```\n(.*?)```", guide, re.S)[0] == output
+    lines = iter(output.splitlines())
+    for line in short.splitlines():
+        if line != "…":
+            assert line in lines, line         # in order; `in` consumes the iterator

@@ -150,6 +150,12 @@ class DiffReport:
                 out[k] += 1
         return out
 
+    @property
+    def assumptions(self) -> list[str]:
+        """What the verdicts before and after rest on (each check's assumptions, once)."""
+        reports = (self.check_before, self.check_after) if self.checked else ()
+        return list(dict.fromkeys(a for r in reports if r for a in r.assumptions))
+
     def to_json(self) -> dict:
         fast = lambda r: r.fast_scratch.to_json() if r and r.fast_scratch else None  # noqa: E731
         return {
@@ -170,6 +176,7 @@ class DiffReport:
             "fast_scratch_before": fast(self.check_before),
             "fast_scratch_after": fast(self.check_after),
             "notes": list(self.notes),
+            "assumptions": self.assumptions,
         }
 
     def dumps(self) -> str:

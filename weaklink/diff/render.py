@@ -73,6 +73,7 @@ def _npu(report: DiffReport) -> list[str]:
         if rows else ["  bases: no change"]
     if a.diagnosis:
         out.append(f"  diagnosis after: {a.diagnosis}")
+    out += [f"  assumption: {x}" for x in report.assumptions]
     return out
 
 
