@@ -17,6 +17,7 @@ from npu.read.model import Model, load_model
 from npu.readonly import read_only_size
 from npu.report import ACCESS_COLUMNS, BaseReport, RunResult
 from npu.errors import InputError
+from npu.functional import run_functional
 from npu.soc import NUM_REGIONS, board_for, default_placements, reach, region_port, stream_port, timing
 
 __all__ = ["Base", "Model", "RunResult", "load_model", "region_needs", "run"]
@@ -156,7 +157,6 @@ def run(model: Model | str | Path | bytes, *, accelerator: str, system_config: s
 def _functional(model, acc, bindings, inputs):
     """Compute on bytes at the bound base addresses; a region without a given size gets
     the size its container declares, or how far the stream reaches into it."""
-    from npu.functional import run_functional
     needs = region_needs(model, acc.name)
     placement = {r: (b.address, b.size or model.region_sizes.get(r) or needs.get(r, 0))
                  for r, b in bindings.items()}

@@ -5,12 +5,16 @@ import argparse
 import json
 import re
 import sys
+from pathlib import Path
+
+import numpy as np
 
 from npu.api import run
 from npu.driver import Base
 from npu.emulate.engine import DEFAULT_BUDGET
 from npu.errors import InputError, exit_status, require
 from npu.hw import accelerator_names
+from npu.plot import plot_timeline
 from npu.read.model import load_models
 from npu.soc import NUM_REGIONS, soc_names
 
@@ -104,7 +108,6 @@ def _decode(args) -> int:
 
 
 def _load_inputs(paths) -> list:
-    import numpy as np
     out = []
     for p in paths:
         try:
@@ -115,8 +118,6 @@ def _load_inputs(paths) -> list:
 
 
 def _write_outputs(result, directory: str):
-    import numpy as np
-    from pathlib import Path
     out = Path(directory)
     out.mkdir(parents=True, exist_ok=True)
     for i, array in enumerate(result.functional.outputs):
@@ -154,7 +155,6 @@ def _run(args) -> int:
                 print(f"== ethos-u operator {m.operator}")
             print(r.to_table())
     if args.plot:
-        from npu.plot import plot_timeline
         plot_timeline(results[0], args.plot)
     return max(r.exit_code for r in results)
 

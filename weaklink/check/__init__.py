@@ -35,6 +35,7 @@ from weaklink.bind import tflm
 from weaklink.bind.readers import ReaderEvidence
 from weaklink.bind.references import from_dwarf
 from weaklink.bind.table import BoundBase, ImageSymbols, find_model
+from weaklink.check.functional import default_inputs, functional_check
 from weaklink.check.report import CheckReport, FastScratch, OperatorCheck, worst
 from weaklink.check.static import fast_memory_findings, fast_scratch_findings, placement_findings
 from weaklink.check.unknown import binding_assumptions, cannot_tell_fast_memory
@@ -151,7 +152,6 @@ def _operator(table, override, elf_path, accelerator, system_config, memory_mode
     if cannot_tell:                 # the bytes would be computed on a guessed region 2
         functional_image = None
     if functional_image is not None:
-        from weaklink.check.functional import default_inputs
         inputs = default_inputs(model)
     run = dict(accelerator=accelerator, system_config=system_config, memory_mode=memory_mode,
                soc=board.name, bases=bases, vela_ini=vela_ini, stream_address=table.stream_address,
@@ -163,7 +163,6 @@ def _operator(table, override, elf_path, accelerator, system_config, memory_mode
                                    {b.region: b.symbol.name if b.symbol else b.name for b in table.bases})
     computed = None
     if result.functional is not None:       # 6. --functional: corrupts findings, and `wrong`
-        from weaklink.check.functional import functional_check
         computed, corrupt = functional_check(model, table, functional_image, result, accelerator)
         findings += corrupt
     return OperatorCheck(table, needs, tuple(findings), result, computed, cannot_tell)

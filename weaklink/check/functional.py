@@ -15,6 +15,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from npu.functional import run_functional
+from npu.functional.corruption import (MODEL, REGION, SYMBOL, Owner, find_corruptions,
+                                       separate_placement)
+from npu.hw import accelerator as npu_accelerator
+
 from weaklink.analyze.targets import targets
 from weaklink.analyze.findings import Finding
 from weaklink.read import elfstructs as S
@@ -87,7 +92,6 @@ def default_inputs(model) -> list[np.ndarray]:
 
 
 def owners(table, image) -> list:
-    from npu.functional.corruption import MODEL, REGION, SYMBOL, Owner
     out = [Owner(REGION, f"region {b.region} ({b.name})", b.address, b.address + b.size, b.region)
            for b in table.bases if b.size]
     model_end = table.model_address + len(table.model_bytes)
@@ -106,9 +110,6 @@ def owners(table, image) -> list:
 
 
 def functional_check(model, table, image, run, accelerator) -> tuple[FunctionalCheck, list[Finding]]:
-    from npu.functional import run_functional
-    from npu.functional.corruption import find_corruptions, separate_placement
-    from npu.hw import accelerator as npu_accelerator
     bases = {b.region: b.address for b in table.bases}
     found = find_corruptions(run.functional, owners(table, image), bases)
     sizes = {r: max(b.size or 0, model.region_sizes.get(r, 0)) for r, b in

@@ -16,10 +16,12 @@ from pathlib import Path
 
 from weaklink.demo.fixtures import firmware as fixtures
 from weaklink.check import check
+from weaklink.check.plot import plot
 from weaklink.demo.functional import functional_cell
 from weaklink.demo import runs
 from weaklink.demo.report import DemoReport, DemoRow
 from weaklink.resolve import link
+from weaklink.resolve.lld import oracle as lld_oracle, resolve as lld_resolve
 from weaklink.resolve.gnu.oracle import differences, recorded_run
 
 
@@ -45,12 +47,10 @@ def _compare_gnu(outcome: fixtures.LinkOutcome):
 
 
 def _compare_lld(outcome: fixtures.LinkOutcome):
-    from weaklink.resolve.lld import oracle, resolve
-
-    real = oracle.recorded_run(outcome.returncode, outcome.stderr, outcome.why_extract,
+    real = lld_oracle.recorded_run(outcome.returncode, outcome.stderr, outcome.why_extract,
                                outcome.elf)
-    state, model = resolve(outcome.ld_args, cwd=str(outcome.cwd))
-    diffs = oracle.differences(model, real, state, demangled=True, messages=True, ordered=False)
+    state, model = lld_resolve(outcome.ld_args, cwd=str(outcome.cwd))
+    diffs = lld_oracle.differences(model, real, state, demangled=True, messages=True, ordered=False)
     return diffs, {(e.kind, e.symbol) for e in real.errors}
 
 
@@ -68,8 +68,6 @@ def _row(outcome: fixtures.LinkOutcome, plot_dir: Path | None, cache=None) -> De
         if computed:
             cell = functional_cell(report, fixtures.cache_dir(cache) / "models" / f"{t.network}.tflite")
         if plot_dir is not None:
-            from weaklink.check.plot import plot
-
             plot_dir.mkdir(parents=True, exist_ok=True)
             suffix = ".lld" if outcome.linker == "lld" else ""
             plot(report, plot_dir / f"{v.name}{suffix}.png")

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from weaklink.check.report import CheckReport, FastScratch
+from weaklink.demo.runs import footnotes
 
 SCHEMA_VERSION = 1
 MANGLED_PREFIX = "_Z"
@@ -135,8 +136,6 @@ class DemoReport:
             for d in r.disagreements:
                 out.append(f"{r.backend}-{r.runner}-{r.target}: model differs from ld: {d}")
         if self.ran:
-            from weaklink.demo.runs import footnotes
-
             out.append("run on QEMU = weaklink run on mps3-an547 (Corstone-300): how the firmware "
                        "ended; \"differs\" = a field of its table differs from check's")
             out += footnotes(self.rows)

@@ -29,6 +29,7 @@ import numpy as np
 from weaklink.analyze import analyze, query
 from weaklink.analyze.targets import as_numpy
 from weaklink.analyze.attribution import Attribution
+from weaklink.check import check
 from weaklink.analyze.findings import WEAK_DEFAULT_SURVIVED, Finding, weak_message
 from weaklink.diff.columns import Columns, columns, compare
 from weaklink.diff.sides import Sides
@@ -205,7 +206,6 @@ def _partners(n: int, mine: np.ndarray, theirs: np.ndarray) -> np.ndarray:
 def _with_check(report: DiffReport, old_path, new_path, map_old, map_new, board, options
                 ) -> DiffReport:
     # imported here: the NPU check and its emulator cost 0.4 s to import, for --check only
-    from weaklink.check import check
 
     before = check(str(old_path), map_path=map_old, soc=options.get("soc") or board,
                    **{k: v for k, v in options.items() if k != "soc"})

@@ -5,8 +5,14 @@ from __future__ import annotations
 import json
 import os
 import sys
+from pathlib import Path
 
+from weaklink import __version__
 from weaklink.errors import UsageError
+from weaklink.report import rules as catalogue
+from weaklink.report.github import annotations
+from weaklink.report.sarif import sarif_log
+from weaklink.report.sourceloc import locate
 
 MAX_LOCATED = 200       # notes get a source line only in small reports (one DWARF walk each)
 
@@ -31,7 +37,6 @@ def emit(args, text: str, results_of, rules: dict | None = None) -> None:
         out.flush()
         return
     results = results_of()
-    from weaklink.report.sourceloc import locate
     locations = {}
     by_image: dict[str, list[str]] = {}
     for r in results:
@@ -43,22 +48,17 @@ def emit(args, text: str, results_of, rules: dict | None = None) -> None:
     if args.sarif:
         _write_sarif(args.sarif, results, locations, rules or _rules(args))
     if args.github:
-        from weaklink.report.github import annotations
         for line in annotations(results, locations):
             out.write(line + "\n")
     out.flush()
 
 
 def _rules(args) -> dict:
-    from weaklink.report import rules
-    return {"analyze": rules.ANALYZE_RULES, "check": rules.CHECK_RULES,
-            "diff": rules.DIFF_RULES}[args.command]
+    return {"analyze": catalogue.ANALYZE_RULES, "check": catalogue.CHECK_RULES,
+            "diff": catalogue.DIFF_RULES}[args.command]
 
 
 def _write_sarif(path: str, results, locations, rules) -> None:
-    from weaklink import __version__
-    from weaklink.report.sarif import sarif_log
-    from pathlib import Path
     log = sarif_log(results, rules, locations, __version__)
     target = Path(path)
     tmp = target.with_name(target.name + ".tmp")

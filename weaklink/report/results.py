@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from weaklink.report.rules import SEVERITY_LEVEL
+from weaklink.report.rules import DIFF_RULES, SEVERITY_LEVEL
 
 
 @dataclass(frozen=True)
@@ -51,7 +51,6 @@ def from_diff(report) -> list[Result]:
         level = "error" if "new-findings" in gated and f.severity in ("error", "warning") \
             else None
         out.append(_finding(f, report.new, level))
-    from weaklink.report.rules import DIFF_RULES
     for c in report.changes:
         level = "error" if gated & set(c.kinds) else DIFF_RULES[c.kind].level
         image = report.old if c.kind == "removed" else report.new

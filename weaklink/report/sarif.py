@@ -14,6 +14,8 @@ import os
 from pathlib import Path
 from urllib.parse import quote
 
+from weaklink.report.rules import Rule
+
 SARIF_VERSION = "2.1.0"
 SARIF_SCHEMA = ("https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/"
                 "sarif-schema-2.1.0.json")
@@ -36,7 +38,6 @@ def sarif_log(results, rules: dict, locations: dict, version: str, root: str | N
     rules = dict(rules)
     for r in results:            # a rule the catalogue does not know yet still gets an entry
         if r.rule not in rules:
-            from weaklink.report.rules import Rule
             rules[r.rule] = Rule(r.rule, r.rule, f"weaklink finding {r.rule}.", r.level)
     ids = list(rules)
     root = os.path.abspath(root or os.getcwd())
