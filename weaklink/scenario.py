@@ -24,6 +24,7 @@ from weaklink.resolve import link as model_link
 from weaklink.resolve import link_driver as model_link_driver
 from weaklink.resolve.gnu.oracle import (LdRun, parse_gc_lines, parse_ld_stderr,  # noqa: F401
                                      recorded_run)
+from weaklink.resolve.lld.oracle import run_lld
 from weaklink.resolve.result import LinkResult
 
 
@@ -72,7 +73,6 @@ class Scenario:
     def lld(self, args: list[str]):
         """Run the real ld.lld-16 (weaklink.resolve.lld.oracle.LldRun: exit status, errors in
         lld's wording, the --why-extract rows, the linked image)."""
-        from weaklink.resolve.lld.oracle import run_lld
         return run_lld(args, self.root)
 
     def link_driver(self, argv: list[str], **kw) -> LinkResult:

@@ -30,6 +30,7 @@ from weaklink.resolve.comdat import discard_copies
 from weaklink.resolve.inputs import LLD_WORDING, InputFiles
 from weaklink.resolve.lld import rules as R
 from weaklink.resolve.lld.cmdline import LldOptions
+from weaklink.resolve.lld.gc import LldGc
 from weaklink.resolve.lld.linker_defined import lld_reserve
 from weaklink.resolve.script import find_file, parse_script, read_script
 
@@ -116,7 +117,6 @@ class LldLinker:
         self._declare_symbols(ld.inputs, scripts)
         self.s.reserved_errors = lld_reserve(self.s, scripts)
         if ld.gc_sections:                       # markLive: after the symbols are final
-            from weaklink.resolve.lld.gc import LldGc
             self.s.gc = LldGc(self.s, scripts).run()
         return self.s
 

@@ -20,9 +20,12 @@ from pathlib import Path
 
 import numpy as np
 
+from weaklink.demangle import demangle
 from weaklink.errors import ToolchainMissing
 from weaklink.read import elfstructs as S
 from weaklink.read.elf import ElfFile
+from weaklink.resolve.lld import rules as R
+from weaklink.resolve.lld.diagnostics import relocation_sites
 from weaklink.resolve.result import (LINKER_SYMBOL_REDEFINED, MULTIPLE_DEFINITION,
                                      UNDEFINED_REFERENCE, LinkResult)
 
@@ -172,7 +175,6 @@ def _image_bytes(elf: ElfFile, address: int, n: int) -> bytes | None:
 def _relocated(obj, shndx: int, start: int, n: int) -> set[int]:
     """Byte positions in [start, start + n) that a relocation patches (4 bytes each on ARM:
     data words, BL/B.W pairs, MOVW/MOVT): the linker rewrites them, so they are not compared."""
-    from weaklink.resolve.lld.diagnostics import relocation_sites
     out = set()
     for target, offsets, _ in relocation_sites(obj):
         if target == shndx:
@@ -183,7 +185,6 @@ def _relocated(obj, shndx: int, start: int, n: int) -> set[int]:
 
 def definition_mismatches(model: LinkResult, state, elf: ElfFile) -> list[str]:
     """Every global the image defines, checked against the model's winner (see module doc)."""
-    from weaklink.resolve.lld import rules as R
     image = _image_symbols(elf)
     out = []
     for name, (bind, value, size, shndx) in image.items():
@@ -240,7 +241,6 @@ def differences(model: LinkResult, run: LldRun, state=None, *, messages: bool = 
     """Differences between the model and ld.lld; [] when they agree. `messages` compares the
     whole error texts too, in order unless `ordered=False` (lld ran with its default parallel
     scan). `demangled`: lld ran without --no-demangle (C++ names in messages demangled)."""
-    from weaklink.demangle import demangle
     name = demangle if demangled else (lambda n: n)
     diffs = []
     if model.ok != run.ok:

@@ -72,9 +72,8 @@ class SourceLocator:
         rel = elf.find_section(".rel.debug_line")
         if rel is None:
             return []
-        from weaklink.read.elfstructs import REL
-        n = int(sh["sh_size"][rel]) // REL.itemsize
-        rows = np.frombuffer(elf.data, REL, count=n, offset=int(sh["sh_offset"][rel]))
+        n = int(sh["sh_size"][rel]) // S.REL.itemsize
+        rows = np.frombuffer(elf.data, S.REL, count=n, offset=int(sh["sh_offset"][rel]))
         rows = rows[np.argsort(rows["r_offset"], kind="stable")]
         shndx = elf.symbols["st_shndx"][(rows["r_info"] >> 8).astype(np.int64)]
         flags = sh["sh_flags"][np.minimum(shndx, len(sh) - 1)]
