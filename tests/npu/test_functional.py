@@ -128,9 +128,9 @@ def test_an_unmodelled_elementwise_mode_is_one_clear_error(generator, model_cach
     import dataclasses
     from npu.errors import InputError
     model, tflite = compiled(generator, model_cache, "op_add", config)
-    commands = tuple(dataclasses.replace(c, fields={"elementwise_mode": "ELEMENTWISE_MODE_SHR"})
+    commands = tuple(dataclasses.replace(c, fields={"elementwise_mode": "ELEMENTWISE_MODE_LRELU"})
                      if c.command == "NPU_OP_ELEMENTWISE" else c for c in model.commands)
     x = np.zeros(input_shape(tflite), dtype=np.int8)
-    with pytest.raises(InputError, match="elementwise mode ELEMENTWISE_MODE_SHR is not modelled"):
+    with pytest.raises(InputError, match="elementwise mode ELEMENTWISE_MODE_LRELU is not modelled"):
         run_functional(dataclasses.replace(model, commands=commands), accelerator(CONFIGS[config][0]),
                        placement(model), [x])
