@@ -1,6 +1,7 @@
-"""The int8 SOFTMAX Vela lowers for Ethos-U55/U65 is bit-exact against LiteRT's reference
-kernels: a depthwise max, a SUB whose 32-bit OFM goes through a 256-entry 32-bit exp table,
-SHR, a reduce sum, CLZ, SHL and a Newton-Raphson reciprocal in int32 MUL/ADD/SUB. The networks
+"""The SOFTMAX Vela lowers for Ethos-U55/U65 is bit-exact against LiteRT's reference kernels.
+int8: a depthwise max, a SUB whose 32-bit OFM goes through a 256-entry 32-bit exp table, SHR,
+a reduce sum, CLZ, SHL and a Newton-Raphson reciprocal in int32 MUL/ADD/SUB. int16: the exp and
+the reciprocal through two interpolated 512-entry tables on 16-bit OFMs. The networks
 (fixtures/models/functional_nets.py ``SOFTMAX``) include a person_detect-shaped classifier
 (convolutions, a global average pool, two classes, SOFTMAX), compiled for ethos-u55-128,
 ethos-u55-256 and ethos-u65-256, on three random inputs each; no tolerance."""
@@ -25,7 +26,8 @@ interpreter = pytest.importorskip("ai_edge_litert.interpreter")
 CONFIGS = {"ethos-u55-128": ("ethos-u55-128", "Ethos_U55_High_End_Embedded", "Shared_Sram"),
            "ethos-u55-256": ("ethos-u55-256", "Ethos_U55_High_End_Embedded", "Shared_Sram"),
            "ethos-u65-256": ("ethos-u65-256", "Ethos_U65_High_End", "Dedicated_Sram")}
-NETWORKS = ("softmax_c12", "softmax_c1", "softmax_c100_beta", "softmax_fc40", "softmax_person_detect")
+NETWORKS = ("softmax_c12", "softmax_c1", "softmax_c100_beta", "softmax_fc40", "softmax_person_detect",
+            "softmax_int16_c12", "softmax_int16_c100_beta")
 SEEDS = 3
 
 
@@ -50,8 +52,10 @@ def placement(model) -> dict:
 
 
 def inputs(tflite, seed: int) -> np.ndarray:
-    shape = tuple(interpreter.Interpreter(model_path=str(tflite)).get_input_details()[0]["shape"])
-    return np.random.default_rng(seed).integers(-128, 128, size=shape, dtype=np.int8)
+    """Uniform over the input type's range (int8 or int16)."""
+    d = interpreter.Interpreter(model_path=str(tflite)).get_input_details()[0]
+    info = np.iinfo(d["dtype"])
+    return np.random.default_rng(seed).integers(info.min, info.max + 1, size=tuple(d["shape"]), dtype=d["dtype"])
 
 
 def run(model, config, x):
@@ -77,7 +81,8 @@ def test_softmax_bit_exact(generator, model_cache, network, config):
             f"{want.size} output bytes differ")
 
 
-@pytest.mark.parametrize("network", ["softmax_c12", "softmax_fc40", "softmax_c100_beta"])
+@pytest.mark.parametrize("network", ["softmax_c12", "softmax_fc40", "softmax_c100_beta", "softmax_int16_c12",
+                                     "softmax_int16_c100_beta"])
 def test_outputs_are_spread(generator, model_cache, network):
     """Equality means something: the probabilities take many values, not only -128 and 127."""
     model, tflite = compiled(generator, model_cache, network, "ethos-u55-128")
@@ -187,5 +192,21 @@ def test_lookup_reads_32_bit_entries_from_the_slot():
     assert got.tolist() == [-7, 128 * 1000 - 7, 255 * 1000 - 7]
     with pytest.raises(LutError, match="past its"):
         lookup(shram, 5, np.array([0]), 32, True)
-    with pytest.raises(LutError, match="16-bit OFM is not modelled"):
-        lookup(shram, 0, np.array([0]), 16, True)
+    with pytest.raises(LutError, match="64-bit OFM is not modelled"):
+        lookup(shram, 0, np.array([0]), 64, True)
+
+
+def test_a_16_bit_table_interpolates_as_tflite():
+    """TensorFlow Lite's generic_int16_table_lookup on the 513 samples Vela's table encodes
+    as 512 entries of slope * 2**16 + base (negative bases and slopes included)."""
+    rng = np.random.default_rng(4)
+    samples = [int(v) for v in rng.integers(-16000, 16000, size=513)]   # slopes fit int16, as TFLite's
+    entries = np.array([((samples[i + 1] - samples[i]) << 16) + samples[i] for i in range(512)], dtype=np.int64)
+    shram = np.zeros(16 * 1024, dtype=np.uint8)
+    shram[-LUT_AREA:] = entries.astype("<i4").view(np.uint8)      # int32 wrap, as the table tensor holds it
+    values = [-32768, -1, 0, 1, 127, 128, 32767] + [int(v) for v in rng.integers(-32768, 32768, size=500)]
+
+    def tflite(v):
+        index, offset = 256 + (v >> 7), v & 0x7F
+        return samples[index] + (((samples[index + 1] - samples[index]) * offset + 64) >> 7)
+    assert lookup(shram, 0, np.array(values), 16, True).tolist() == [tflite(v) for v in values]
