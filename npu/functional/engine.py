@@ -13,17 +13,16 @@ import numpy as np
 from npu.errors import InputError
 from npu.functional.fmap import FeatureMap, field, signed16
 from npu.functional.kernels.conv import conv2d, depthwise2d
-from npu.functional.kernels.elementwise import MODES, combine, scale_operands
+from npu.functional.kernels.elementwise import MODES, UNARY, ShiftError, combine, scale_operands
 from npu.functional.kernels.pool import max_pool, sum_pool
+from npu.functional.lut import LutError, lookup
 from npu.functional.memory import AddressSpace
-from npu.functional.scale import decode_scales, rescale, to_ofm
+from npu.functional.scale import decode_scales, rescale, round_shift, to_ofm
 from npu.functional.weights import IFM_UBLOCK_DEPTH, Traversal, decode_weights
 
 KERNELS = {"NPU_OP_CONV": "CONV", "NPU_OP_DEPTHWISE": "DEPTHWISE", "NPU_OP_POOL": "POOL",
            "NPU_OP_ELEMENTWISE": "ELEMENTWISE"}
 UNSUPPORTED = {"NPU_OP_RESIZE": "resize"}
-LUT_AREA = 2048           # U55/U65: the last 2 KB of SHRAM hold the activation lookup tables
-LUT_SLOT_8BIT = 256       # ACTIVATION_FUNCTION_TABLE_k of an 8-bit OFM: 256 one-byte entries
 
 
 @dataclass(frozen=True)
@@ -116,40 +115,41 @@ class Engine:
         geo = Geometry.from_regs(regs)
         ofm = FeatureMap.from_regs(regs, "OFM")
         oh, ow, oc = geo.ofm_shape
-        if op == "ELEMENTWISE":
-            values = self._elementwise(regs, cmd, geo, what)
-        else:
-            ifm = FeatureMap.from_regs(regs, "IFM")
-            ic = field(regs, "NPU_SET_IFM_DEPTH_M1", "depth_m1") + 1
-            ih, iw = geo.ifm_hw()
-            x = ifm.read(self.mem, ih, iw, ic, what + " IFM", op, cmd.offset) - ifm.zero_point
-            if op == "POOL":
-                values = self._pool(regs, cmd, geo, x, ofm)
-            else:
-                values = self._conv(op, regs, cmd, geo, x, ic, ifm.bits, ofm, what)
-        lo, hi = (signed16(field(regs, f"NPU_SET_ACTIVATION_{b}", "clip_boundary", d)) for b, d in
-                  (("MIN", 0x8000), ("MAX", 0x7FFF)))
-        act = regs.get("NPU_SET_ACTIVATION", {}).get("activation_function", "ACTIVATION_FUNCTION_RELU")
-        out = to_ofm(values, ofm.zero_point, lo, hi, ofm.bits, ofm.signed)
-        if "TABLE_" in act:
-            out = self._lookup(out, int(act.rsplit("_", 1)[1]), ofm, what, cmd)
-        elif not act.endswith(("RELU", "NONE")):
+        act_regs = regs.get("NPU_SET_ACTIVATION", {})
+        act = act_regs.get("activation_function", "ACTIVATION_FUNCTION_RELU")
+        if not act.endswith(("RELU", "NONE")) and "TABLE_" not in act:
             raise InputError(self.path, f"{what}: activation {act} is not modelled", cmd.offset)
+        try:
+            if op == "ELEMENTWISE":
+                values = self._elementwise(regs, cmd, geo, what)
+            else:
+                ifm = FeatureMap.from_regs(regs, "IFM")
+                ic = field(regs, "NPU_SET_IFM_DEPTH_M1", "depth_m1") + 1
+                ih, iw = geo.ifm_hw()
+                x = ifm.read(self.mem, ih, iw, ic, what + " IFM", op, cmd.offset) - ifm.zero_point
+                if op == "POOL":
+                    values = self._pool(regs, cmd, geo, x, ifm.bits, ofm)
+                else:
+                    values = self._conv(op, regs, cmd, geo, x, ic, ifm.bits, ofm, what)
+            lo, hi = (signed16(field(regs, f"NPU_SET_ACTIVATION_{b}", "clip_boundary", d)) for b, d in
+                      (("MIN", 0x8000), ("MAX", 0x7FFF)))
+            out = to_ofm(values, ofm.zero_point, lo, hi, ofm.bits, ofm.signed,
+                         act_regs.get("activation_clip_range", ""))
+            if "TABLE_" in act:
+                out = lookup(self.shram, int(act.rsplit("_", 1)[1]), out, ofm.bits, ofm.signed)
+        except (LutError, ShiftError) as e:
+            raise InputError(self.path, f"{what}: {e}", cmd.offset) from None
         ofm.write(self.mem, out.reshape(oh, ow, oc), what + " OFM", op, cmd.offset)
-
-    def _lookup(self, out, table: int, ofm, what, cmd):
-        """ACTIVATION_FUNCTION_TABLE_k, 8-bit: the clamped OFM value indexes slot k of the
-        LUT area (value + 128 for signed), and the entry is the output."""
-        if ofm.bits != 8:
-            raise InputError(self.path, f"{what}: a {ofm.bits}-bit lookup table is not modelled", cmd.offset)
-        start = len(self.shram) - LUT_AREA + table * LUT_SLOT_8BIT
-        if start < 0:
-            raise InputError(self.path, f"{what}: no SHRAM size known for the lookup table", cmd.offset)
-        lut = self.shram[start:start + LUT_SLOT_8BIT].view(np.int8 if ofm.signed else np.uint8)
-        return lut[out + (128 if ofm.signed else 0)].astype(np.int64)
 
     def _ofm_scale(self, regs):
         return (field(regs, "NPU_SET_OFM_SCALE", "scale", 1), field(regs, "NPU_SET_OFM_SCALE", "shift"))
+
+    def _output_scale(self, values, regs, ifm_bits: int, ofm):
+        """OFM_SCALE on a global-scale result: its shift alone after a 32-bit IFM (scale.py)."""
+        scale, shift = self._ofm_scale(regs)
+        if ifm_bits == 32:
+            return round_shift(values, shift, ofm.round_mode)
+        return rescale(values, scale, shift, ofm.round_mode)
 
     def _conv(self, op, regs, cmd, geo, x, ic, ifm_bits, ofm, what):
         oh, ow, oc = geo.ofm_shape
@@ -171,9 +171,12 @@ class Engine:
         acc += bias
         return rescale(acc, scale, shift, ofm.round_mode, inplace=True)
 
-    def _pool(self, regs, cmd, geo, x, ofm):
+    def _pool(self, regs, cmd, geo, x, ifm_bits, ofm):
         oh, ow, oc = geo.ofm_shape
         mode = cmd.fields.get("pooling_mode", "")
+        if mode.endswith("REDUCE_SUM"):
+            # the sum over the IFM's channels at each position (a 1x1 kernel, one OFM channel)
+            return self._output_scale(x.sum(axis=2, keepdims=True), regs, ifm_bits, ofm)
         x = x[:, :, :oc]
         scale, shift = self._ofm_scale(regs)
         if mode.endswith("MAX"):
@@ -196,6 +199,9 @@ class Engine:
             raise InputError(self.path, f"{what}: elementwise mode {mode or '?'} is not modelled", cmd.offset)
         ifm = FeatureMap.from_regs(regs, "IFM")
         a = ifm.read(self.mem, oh, ow, oc, what + " IFM", "ELEMENTWISE", cmd.offset) - ifm.zero_point
+        ofm = FeatureMap.from_regs(regs, "OFM")
+        if mode.endswith(UNARY):
+            return self._output_scale(combine(mode, a, a), regs, ifm.bits, ofm)
         bc = regs.get("NPU_SET_IFM2_BROADCAST", {})
         ifm2 = FeatureMap.from_regs(regs, "IFM2")
         if bc.get("broadcast_constant", "").endswith("ENABLE"):
@@ -212,7 +218,7 @@ class Engine:
         opa = (field(regs, "NPU_SET_OPA_SCALE", "scale", 1), field(regs, "NPU_SET_OPA_SCALE", "shift"))
         opb = field(regs, "NPU_SET_OPB_SCALE", "scale", 1)
         if mode.endswith(("ADD", "SUB")):
+            if ifm.bits == 32 and ifm.scale_mode.endswith(("OPA_32", "OPB_32")):
+                raise InputError(self.path, f"{what}: {ifm.scale_mode} on a 32-bit IFM is not modelled", cmd.offset)
             a, b = scale_operands(a, b, ifm.scale_mode, opa, opb, ifm.bits, ifm.round_mode)
-        ofm = FeatureMap.from_regs(regs, "OFM")
-        scale, shift = self._ofm_scale(regs)
-        return rescale(combine(mode, a, b), scale, shift, ofm.round_mode)
+        return self._output_scale(combine(mode, a, b, ofm.round_mode), regs, ifm.bits, ofm)

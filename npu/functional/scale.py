@@ -9,6 +9,17 @@ Facts:
   by ``shift - 31``, ties away from zero); ``ROUND_MODE_TRUNCATE`` truncates toward zero;
   ``ROUND_MODE_NATURAL`` adds half and floors (ties toward +infinity).
 - A global OFM scale (``OFM_SCALE_MODE_GLOBAL``) comes from ``NPU_SET_OFM_SCALE``.
+- 32-bit IFMs (elementwise and reduce-sum operations on int32): the NPU applies only the
+  shift of ``OFM_SCALE``, not its multiplier, to the 64-bit result. Two of Vela 5.2.0's
+  lowerings rest on that: int8 softmax programs a Q31 multiply (gemmlowp's
+  SaturatingRoundingDoublingHighMul, a product divided by 2**31) as an int32 MUL with
+  ``OFM_SCALE`` = 2**30 / shift 31, and LeakyReLU with a negative alpha multiplies an int32
+  IFM by the quantised alpha itself while programming the same multiplier again as the OFM
+  scale (``tflite_graph_optimiser.py``). The shift rounds half up (DBL and NATURAL: the
+  doubling high multiply's rounding) or toward zero (TRUNCATE).
+- ``ACTIVATION_MIN``/``MAX`` are 16-bit: on a 32-bit OFM they do not clamp unless
+  ``activation_clip_range`` forces an 8/16-bit range (Vela programs -32768..32767 for int32
+  OFMs whose values, the softmax's exp sums, reach 2**31).
 """
 from __future__ import annotations
 
@@ -90,9 +101,30 @@ def rescale(x: np.ndarray, scale, shift, round_mode: str, inplace: bool = False)
     return (prod + half) >> shift                       # NATURAL
 
 
-def to_ofm(values: np.ndarray, zero_point: int, lo: int, hi: int, bits: int, signed: bool) -> np.ndarray:
+def round_shift(x: np.ndarray, n, round_mode: str) -> np.ndarray:
+    """x / 2**n (n >= 0, scalar or per element) rounded half up, or toward zero for
+    ``ROUND_MODE_TRUNCATE``: the 32-bit output stage and the SHR shifter."""
+    x = x.astype(np.int64, copy=False)
+    n = np.asarray(n, dtype=np.int64)
+    if round_mode.endswith("TRUNCATE"):
+        return _trunc_shift(x, n)
+    half = np.where(n > 0, np.int64(1) << np.maximum(n - 1, 0), 0)
+    return (x + half) >> n
+
+
+# activation_clip_range: the range an output is clamped to besides ACTIVATION_MIN/MAX
+CLIP_RANGES = {"ACTIVATION_CLIP_RANGE_FORCE_UINT8": (0, 255), "ACTIVATION_CLIP_RANGE_FORCE_INT8": (-128, 127),
+               "ACTIVATION_CLIP_RANGE_FORCE_INT16": (-32768, 32767)}
+
+
+def to_ofm(values: np.ndarray, zero_point: int, lo: int, hi: int, bits: int, signed: bool,
+           clip_range: str = "") -> np.ndarray:
     """Add the OFM zero point, clamp to the activation range and the OFM type's range."""
     tmin, tmax = (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if signed else (0, (1 << bits) - 1)
+    if clip_range in CLIP_RANGES:
+        tmin, tmax = max(tmin, CLIP_RANGES[clip_range][0]), min(tmax, CLIP_RANGES[clip_range][1])
+    elif bits == 32:
+        lo, hi = tmin, tmax
     out = values + zero_point
     np.maximum(out, max(lo, tmin), out=out)
     return np.minimum(out, min(hi, tmax), out=out)

@@ -41,7 +41,10 @@ def read_npz(data: bytes, path) -> tuple[bytes, dict[int, int], tuple, bytes]:
     weights = _array(members, "weight_data", "S", path)
     if cmd.shape != () or weights.shape != ():
         raise InputError(path, "npz member cmd_data/weight_data: expected a 0-d bytes array")
-    sizes = {0: len(weights.item()),
+    # a 0-d bytes array's item() drops trailing NULs (numpy's S type pads with them): the
+    # weights keep their full length, their last bytes are often zeros of a constant
+    weight_bytes = weights.tobytes()
+    sizes = {0: len(weight_bytes),
              1: _volume(_array(members, "scratch_shape", "iu", path), "scratch_shape", path)}
     fast = _volume(_array(members, "scratch_fast_shape", "iu", path), "scratch_fast_shape", path)
     if fast:
@@ -53,7 +56,7 @@ def read_npz(data: bytes, path) -> tuple[bytes, dict[int, int], tuple, bytes]:
             region = int(r.reshape(-1)[0])
         sizes[region] = fast
     ios = tuple(_ios(members, p, path) if f"{p}_shape.npy" in members else () for p in ("input", "output"))
-    return cmd.item(), sizes, ios, weights.item()
+    return cmd.item(), sizes, ios, weight_bytes
 
 
 def _ios(members, prefix: str, path) -> tuple[VelaIO, ...]:

@@ -116,7 +116,8 @@ def test_a_wrong_weight_changes_the_output(generator, model_cache, config):
     model, tflite = compiled(generator, model_cache, "op_conv", config)
     x = np.random.default_rng(0).integers(-128, 128, size=input_shape(tflite), dtype=np.int8)
     weights = bytearray(model.weight_data)
-    for i in range(len(weights) // 2, len(weights) // 2 + 8):
+    middle = len(model.weight_data.rstrip(b"\0")) // 2     # of the bytes before region 0's zero tail
+    for i in range(middle, middle + 8):
         weights[i] ^= 0x10
     broken = dataclasses.replace(model, weight_data=bytes(weights))
     got = run_functional(broken, accelerator(CONFIGS[config][0]), placement(broken), [x]).outputs[0]
@@ -128,9 +129,9 @@ def test_an_unmodelled_elementwise_mode_is_one_clear_error(generator, model_cach
     import dataclasses
     from npu.errors import InputError
     model, tflite = compiled(generator, model_cache, "op_add", config)
-    commands = tuple(dataclasses.replace(c, fields={"elementwise_mode": "ELEMENTWISE_MODE_SHR"})
+    commands = tuple(dataclasses.replace(c, fields={"elementwise_mode": "ELEMENTWISE_MODE_LRELU"})
                      if c.command == "NPU_OP_ELEMENTWISE" else c for c in model.commands)
     x = np.zeros(input_shape(tflite), dtype=np.int8)
-    with pytest.raises(InputError, match="elementwise mode ELEMENTWISE_MODE_SHR is not modelled"):
+    with pytest.raises(InputError, match="elementwise mode ELEMENTWISE_MODE_LRELU is not modelled"):
         run_functional(dataclasses.replace(model, commands=commands), accelerator(CONFIGS[config][0]),
                        placement(model), [x])
