@@ -56,8 +56,10 @@ def image(cross_toolchain, tmp_path_factory, request):
     for name, text in UNITS.items():
         (tmp / name).write_text(text)
         obj = name.replace(".c", ".o")
+        # the build directory mapped to one name: the string table, and so the offsets the
+        # name search looks for, do not depend on where pytest builds
         done = toolchain.run("gcc", [*toolchain.CPU_FLAGS, request.param, "-O2", "-c", name,
-                                     "-o", obj], cwd=tmp)
+                                     f"-fdebug-prefix-map={tmp}=/src", "-o", obj], cwd=tmp)
         assert done.returncode == 0, done.stderr
         objs.append(obj)
     done = toolchain.run("ld", ["-e", "start", *objs, "-o", "t.elf"], cwd=tmp)
@@ -117,7 +119,10 @@ def test_answers_match_a_full_walk(image):
 def test_only_the_units_holding_the_name_are_walked(image):
     dwarf = Dwarf(ElfFile.from_path(image))
     starts = dwarf.units.unit_starts
-    assert dwarf._candidates("tensor_arena") == [starts[0]]
+    # a superset by design: a unit whose bytes hold the string's offset by chance is walked
+    # too; the unit that defines the name always is, and a name no unit holds walks none
+    candidates = dwarf._candidates("tensor_arena")
+    assert starts[0] in candidates and len(candidates) < len(starts)
     assert dwarf._candidates("nope") == []
 
 
