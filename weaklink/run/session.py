@@ -42,6 +42,7 @@ EOT = b"\x04"
 EXIT_LINE = re.compile(rb"Application exit code: (-?\d+)\.\r?\n")
 XPSR, PC, SP, LR = 16, 15, 13, 14
 IT_BITS = (0x3F << 10) | (0x3 << 25)
+THUMB = 1 << 24           # xPSR.T: an M-profile CPU executes Thumb only
 
 
 @dataclass(frozen=True)
@@ -129,8 +130,26 @@ class Session:
             self.breaks.add(image.functions[INVOKE])
         for address in self.breaks:
             c.insert(rsp.HW_BREAKPOINT, address)
+        if board.vector_table != board.reset_table:
+            self._boot_from(board.vector_table)
         bit = board.npu_irq % 32
         c.write_memory(image.stub, stub_code(board.nvic_ispr + 4 * (board.npu_irq // 32), 1 << bit))
+
+    def _boot_from(self, table: int) -> None:
+        """Do what the SoC's reset does when QEMU's reads another table: VTOR = `table` (stored
+        by the stub from inside the guest, like the IRQ's pending bit), then SP and PC from the
+        image's table, in the Thumb state."""
+        c, stub = self.client, self.image.stub
+        c.write_memory(stub, stub_code(self.image.board.vtor, table))
+        c.write_register("pc", stub)
+        c.write_register("xpsr", THUMB)
+        end = stub + STUB_LENGTH
+        c.insert(rsp.HW_BREAKPOINT, end)
+        self._until(end)
+        c.remove(rsp.HW_BREAKPOINT, end)
+        c.write_register("sp", self.image.initial_sp)
+        c.write_register("pc", self.image.reset)
+        c.write_register("xpsr", THUMB)
 
     # -- the loop ----------------------------------------------------------------------------------
     def _until(self, target: int | None) -> End | None:
