@@ -137,8 +137,9 @@ class DemoReport:
         if self.ran:
             from weaklink.demo.runs import footnotes
 
-            out.append("run on QEMU = weaklink run on mps3-an547 (Corstone-300): how the firmware "
-                       "ended; \"differs\" = a field of its table differs from check's")
+            out.append("run on QEMU = weaklink run on mps3-an547 (Corstone-300, or the Corstone-320 map "
+                       "without BRAM): how the firmware ended; output = LiteRT: the firmware's output "
+                       "checksum; \"differs\" = a field of its table differs from check's")
             out += footnotes(self.rows)
         return "\n".join(out)
 

@@ -74,7 +74,7 @@ def load(path: str | Path, board: Board) -> RunImage:
 def _in_memory(path, board: Board, address: int, size: int, verb: str) -> None:
     if size and board.memory_at(address, size) is None:
         raise InputError(path, f"a segment {verb} 0x{address:08x}..0x{address + size:08x}, outside "
-                         f"{board.machine}'s memory for a {board.soc} image ({board.describe()})")
+                         f"{board.machine}'s memory (for a {board.soc} image: {board.describe()})")
 
 
 def _read(elf: ElfFile, loads, address: int, size: int) -> bytes | None:
