@@ -10,8 +10,9 @@ line and spins (the run is stopped when the UART shows that line). `weaklink run
 access served, each job emulated (timing and bytes), the completion interrupt raised.
 
 Prints, per image, the best of N (the two interleaved within each round, on a shared machine):
-the bare wall, the run's wall, the NPU emulation's own time inside the run, and
-(run - NPU) / bare, whose goal is at most 2. Exits 1 when an image misses it. An image
+the bare wall, the run's wall, the NPU emulation's own time inside the run (the regions' bytes
+read from guest memory and the outputs written back included), and (run - NPU) / bare, whose
+goal is at most 2. Exits 1 when an image misses it. An image
 that never exits without its NPU (a real driver waits for it) has no bare figure.
 By default: the U55 fixture runners and the U65 runner with its override in SRAM.
 """
@@ -37,7 +38,9 @@ EXIT_LINE = b"Application exit code: "
 
 def bare(elf: Path, limit: float = 10.0) -> float | None:
     """Wall seconds of QEMU booting the image to its exit (semihosting, or the exit line);
-    None when it does not exit within `limit` (a driver that waits for an NPU that is not there)."""
+    None when it does not exit within `limit` (a driver that waits for an NPU that is not there)
+    or QEMU dies of a signal (a lockup: a Corstone-320 image, whose vectors QEMU does not read
+    without the debugger that points VTOR at them)."""
     with tempfile.TemporaryDirectory() as tmp:
         uart = Path(tmp) / "uart.txt"
         argv = command(qemu_path(), "mps3-an547", str(elf), uart, None)
@@ -52,16 +55,17 @@ def bare(elf: Path, limit: float = 10.0) -> float | None:
                 return None
             time.sleep(0.002)
         wall = time.perf_counter() - start
+        died = proc.poll() is not None and proc.returncode < 0
         proc.kill()
         proc.wait()
-        return wall
+        return None if died else wall
 
 
 def default_images():
     from weaklink.demo.runs import RUN_VARIANTS
 
     variants = [v for v in fixtures.VARIANTS if v.target == "u55"] + \
-        [v for v in RUN_VARIANTS if v.backend == "weak" and v.runner == "example"]
+        [v for v in RUN_VARIANTS if v.backend == "weak" and v.runner == "example" and v.target == "u65"]
     for o in fixtures.build(variants):
         if o.ok:
             t = o.target
@@ -95,7 +99,7 @@ def main(argv=None) -> int:
             outcome = f"{report.outcome} {report.exit_code}, {len(report.invocations)} job(s)"
         if best_bare is None:     # the bare image never exits: no ratio, the run's own wall
             print(f"{name:<28} {'never':>8} {best_run:>7.3f}s {npu:>7.3f}s {'-':>15}  {outcome} "
-                  "(bare: no exit within 10 s without the NPU)")
+                  "(bare: no exit within 10 s without the NPU, or a lockup)")
             continue
         ratio = (best_run - npu) / best_bare
         failed += ratio > GOAL

@@ -43,6 +43,7 @@ EXIT_LINE = re.compile(rb"Application exit code: (-?\d+)\.\r?\n")
 XPSR, PC, SP, LR = 16, 15, 13, 14
 IT_BITS = (0x3F << 10) | (0x3 << 25)
 THUMB = 1 << 24           # xPSR.T: an M-profile CPU executes Thumb only
+CODE_BLOCK = 256          # bytes of code read at once for decoding the NPU's loads and stores
 
 
 @dataclass(frozen=True)
@@ -88,6 +89,7 @@ class Session:
     npu_seconds: float = 0.0
     boot_seconds: float = 0.0
     decoded: dict = field(default_factory=dict)
+    code: dict = field(default_factory=dict)     # CODE_BLOCK-aligned address -> bytes
 
     def run(self) -> tuple[End, bytes, bytes]:
         """Boot, serve, and return how it ended, the UART bytes and semihosting's."""
@@ -239,7 +241,7 @@ class Session:
         c, pc = self.client, regs[PC]
         access = self.decoded.get(pc)
         if access is None:          # code does not change under the driver: decode each PC once
-            access = self.decoded[pc] = decode(c.read_memory(pc, 4), pc, self.image.path)
+            access = self.decoded[pc] = decode(self._code(pc), pc, self.image.path)
         address, new = access.address(regs), {}
         span = len(access.registers) * access.size
         if not any(self._page(a) is not None for a in range(address, address + span, access.size)):
@@ -263,13 +265,26 @@ class Session:
             new[access.base] = base
         if PC in new:
             raise Ended(End("crash", pc=pc, detail="a load into the PC from the NPU's registers"))
+        after = list(regs[:17])
         for r, value in new.items():
-            c.write_register(f"r{r}", value)
-        c.write_register("pc", pc + access.length)
-        if it_advance(regs[XPSR]) != regs[XPSR]:
-            c.write_register("xpsr", it_advance(regs[XPSR]))
+            after[r] = value
+        after[PC], after[XPSR] = pc + access.length, it_advance(regs[XPSR])
+        c.write_core_registers(after)
         if started is not None:
             self._job(started, pc)
+
+    def _code(self, pc: int) -> bytes:
+        """The 4 bytes at `pc`, from CODE_BLOCK-byte blocks read once each: the driver's
+        register accesses sit in a few functions, so a few reads serve them all."""
+        block = pc & -CODE_BLOCK
+        data = self.code.get(block)
+        if data is None:
+            try:
+                data = self.client.read_memory(block, CODE_BLOCK + 4)
+            except rsp.RspError:    # the block runs off the end of memory: the instruction alone
+                return self.client.read_memory(pc, 4)
+            self.code[block] = data
+        return data[pc - block:pc - block + 4]
 
     def _load(self, at: int, offset: int | None, size: int, signed: bool) -> int:
         if offset is None:
@@ -314,15 +329,13 @@ class Session:
         c, stub = self.client, self.image.stub
         regs = c.core_registers()
         end = stub + STUB_LENGTH
-        c.write_register("pc", stub)
-        c.write_register("xpsr", regs[XPSR] & ~IT_BITS)
+        into = list(regs)
+        into[PC], into[XPSR] = stub, regs[XPSR] & ~IT_BITS
+        c.write_core_registers(into)
         c.insert(rsp.HW_BREAKPOINT, end)
         self._until(end)
         c.remove(rsp.HW_BREAKPOINT, end)
-        for r in (0, 1):
-            c.write_register(f"r{r}", regs[r])
-        c.write_register("pc", regs[PC])
-        c.write_register("xpsr", regs[XPSR])
+        c.write_core_registers(regs)        # r0 and r1 (the stub's), the PC and xPSR as they were
 
     # -- crashes and driver calls --------------------------------------------------------------
     def _crash(self, regs: list[int]) -> End:
