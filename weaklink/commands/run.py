@@ -16,7 +16,7 @@ from weaklink.errors import InputError
 def add_parser(sub) -> None:
     p = sub.add_parser("run", help="execute the firmware on QEMU with the NPU emulated",
                        description=__doc__.splitlines()[0])
-    p.add_argument("firmware", help="linked firmware image (ELF) for Corstone-300")
+    p.add_argument("firmware", help="linked firmware image (ELF) for Corstone-300, or Corstone-320 without BRAM")
     add_npu_target(p, "SoC memory map preset for the NPU's ports (default: corstone-300 for U55/U65, corstone-320 for U85)")
     p.add_argument("--timeout", type=float, default=None, metavar="S",
                    help="seconds of wall time before the run is stopped (default 60)")
