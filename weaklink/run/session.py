@@ -198,13 +198,10 @@ class Session:
     def _exited(self, stop: rsp.Stop) -> End:
         if stop.killed is not None:
             return End("qemu", detail=f"QEMU was terminated by signal {stop.killed}")
+        # QEMU sends the status it then exits with (W, before exit()): 0..255, negatives wrap.
+        # Nothing is left to wait for: the UART and semihosting files are written unbuffered.
         code = stop.exit_code
-        # semihosting SYS_EXIT's status is a process exit status: 0..255, negatives wrap
-        self.qemu.process.wait(5)
-        rc = self.qemu.process.returncode
-        code = rc if rc is not None and rc >= 0 else code
-        return End("exit", code - 256 if code is not None and code > 127 else code,
-                   detail="semihosting exit")
+        return End("exit", code - 256 if code > 127 else code, detail="semihosting exit")
 
     def _qemu_end(self, why: str) -> End:
         try:
