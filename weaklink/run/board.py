@@ -7,9 +7,9 @@ at its non-secure address and at the secure alias with address bit 28 set:
 ITCM 0x00000000 512 KiB, SRAM 0x01000000 2 MiB, DTCM 0x20000000 512 KiB, SRAM 2 0x21000000
 4 MiB, QSPI 0x28000000 8 MiB (read-only to the CPU), DDR 0x60000000 2 GiB (0x60000000 and
 0x70000000 are different bytes there, not aliases as on the FVP). Nothing else: QEMU 7.2 has
-no option that maps more RAM on this machine (`-M mps3-an547,help`: `memory` sizes the DDR
-only), and the board sets the SSE-300's `init-svtor` itself, so `-global` cannot move the boot
-vector (measured: `info qtree` keeps init-svtor 0 with `-global sse-300.init-svtor=...`).
+no option that maps more RAM on this machine (`-M mps3-an547,help`; `-m` is the DDR, refused
+unless 2 GiB), and the board sets the SSE-300's `init-svtor` itself, so `-global` cannot move
+the boot vector (measured: `info qtree` keeps init-svtor 0 with `-global sse-300.init-svtor=...`).
 The CPU boots in the secure state from the vector table at the start of ITCM (0x00000000,
 whose secure alias is 0x10000000).
 
