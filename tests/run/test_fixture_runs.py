@@ -20,6 +20,7 @@ from weaklink.run.compare import compare
 
 U55 = ("ethos-u55-128", "Ethos_U55_High_End_Embedded", "Shared_Sram")
 U65 = ("ethos-u65-256", "Ethos_U65_High_End", "Dedicated_Sram")
+U85 = ("ethos-u85-256", "Ethos_U85_SYS_DRAM_Mid", "Dedicated_Sram_384KB")
 U55_RUNNERS = ["extern-example-u55", "removed-example-u55", "removed-custom-u55",
                "weak-example-u55", "weak-custom-u55"]
 
@@ -75,7 +76,7 @@ def test_timing_mode_writes_nothing_and_the_firmware_sees_it(run_variants):
     assert printed_checksum(report.uart) != litert_checksum("u55")
 
 
-@pytest.mark.parametrize("name", U55_RUNNERS + ["weak-example-u65"])
+@pytest.mark.parametrize("name", U55_RUNNERS + ["weak-example-u65", "weak-example-u85tcm"])
 def test_run_agrees_with_check(run_variants, name):
     """Every field agrees: bases and sizes (region 1's is the blob's scratch size, which the
     backend allocates from the pool), status, cycles and the outcome."""
@@ -97,11 +98,13 @@ def test_u65_override_in_sram_runs_with_litert_bytes(run_variants):
     assert 0x31000000 <= fast.address < 0x31200000          # the override in SRAM
 
 
-@pytest.mark.parametrize("name", ["weak-custom-u65", "removed-example-u65"])
+@pytest.mark.parametrize("name", ["weak-custom-u65", "removed-example-u65", "weak-custom-u85tcm",
+                                  "removed-example-u85tcm"])
 def test_missing_override_hangs_where_check_says(run_variants, name):
     outcome = run_variants[name]
-    static = check(outcome.elf, **_args("u65"), map_path=outcome.map)
-    report = run(outcome.elf, **_args("u65"), timeout=3)
+    target = outcome.variant.target
+    static = check(outcome.elf, **_args(target), map_path=outcome.map)
+    report = run(outcome.elf, **_args(target), timeout=3)
     assert static.verdict == "hang" and report.outcome == "hang" and report.status == 1
     job = report.invocations[0]
     assert job.status == "hang" and not job.interrupt and job.bases[2].address == 0
@@ -111,6 +114,39 @@ def test_missing_override_hangs_where_check_says(run_variants, name):
     assert report.diagnosis().startswith("region 2 base 0x0 (BASEP2")
     assert "ethosu_invoke_v3" in report.diagnosis()       # where the firmware waits
     assert report.failure() is None
+
+
+def test_u85_override_in_sram_runs_with_litert_bytes_on_the_corstone_320_map(run_variants):
+    """The story's U85 image with the CPU's code and data in the TCMs: it boots from BROM's
+    vectors, its driver programs the NPU at Corstone-320's 0x50004000 and takes IRQ 16, and the
+    U85 engine computes the bytes the firmware then reads: LiteRT's."""
+    outcome = run_variants["weak-example-u85tcm"]
+    report = run(outcome.elf, **_args("u85tcm"), timeout=30)
+    assert report.board == "mps3-an547 (Corstone-320 map)" and report.image.board.npu_irq == 16
+    assert report.outcome == "exit" and report.exit_code == 0, report.to_table()
+    (job,) = report.invocations
+    assert job.mode == "functional" and job.status == "ok" and job.interrupt and job.note is None
+    assert printed_checksum(report.uart) == litert_checksum("u85tcm")
+    assert f"NPU cycles (PMU) {job.cycles}" in report.uart
+    assert [b.address for b in job.bases] == [0x70000330, 0x7000cbc0, 0x31000000]
+    assert (0x31000000, 20816) in job.written           # the fast scratch the stream staged in SRAM
+    # the same image for timing only: nothing is written, and the firmware's checksum shows it
+    timing = run(outcome.elf, **_args("u85tcm"), functional=False, timeout=30)
+    assert timing.exit_code == 0 and not timing.invocations[0].written
+    assert printed_checksum(timing.uart) != litert_checksum("u85tcm")
+
+
+def test_a_corstone_320_image_that_uses_bram_is_one_line(run_variants, capsys):
+    """The story's U85 rows keep ExecuTorch's layout (code in BRAM): the loader names the
+    address, the board's memory for Corstone-320 and the region QEMU lacks."""
+    from weaklink.demo.fixtures import firmware as fixtures
+
+    u85 = fixtures.build([fixtures.Variant("weak", "example", "u85")])[0]
+    code = main(["run", str(u85.elf), *_flags(U85)])
+    out, err = capsys.readouterr()
+    assert code == 2 and out == "" and err.count("\n") == 1
+    assert "a segment loads 0x12000000.." in err and "BROM 0x11000000" in err
+    assert "not BRAM 0x12000000" in err
 
 
 def test_aliasing_fast_scratch_completes_on_corstone_300(run_variants):
@@ -161,6 +197,9 @@ def test_demo_run_column(run_variants):
     assert by["weak-custom-u55"].run.cell().startswith("exit 0")
     assert by["weak-custom-u65"].run.cell().startswith("hang")
     assert by["weak-custom-u85"].run.cell().startswith("not run: code at 0x12000000")
+    assert by["weak-example-u85tcm"].run.cell() == "exit 0, output = LiteRT"
+    assert by["weak-custom-u85tcm"].run.cell().startswith("hang")
+    assert by["weak-example-u85tcm"].run.to_json()["output_equals_litert"] is True
     assert by["extern-custom-u55"].run is None                      # the link failed
     assert "run on QEMU" in report.to_table()
     assert report.to_json()["rows"][0]["run"]["ran"] is True

@@ -83,6 +83,20 @@ def test_register_write(session):
     assert client.core_registers()[7] == 0x12345678
 
 
+def test_core_registers_written_in_one_packet(session):
+    """`G` with r0..r15 and xPSR sets exactly those: each reads back, and the VFP registers
+    after them in the `g` layout are untouched."""
+    client, _, _ = session
+    before = client.core_registers()
+    s0 = client.read_register("s0") if client.has_register("s0") else None
+    want = [0x11110000 + r for r in range(13)] + [before[13], before[14], before[15] + 2,
+                                                  before[16] ^ 1 << 29]      # the C flag flipped
+    client.write_core_registers(want)
+    assert client.core_registers() == want
+    if s0 is not None:
+        assert client.read_register("s0") == s0
+
+
 def test_breakpoint_hits_again_until_stepped_off(session):
     client, syms, _ = session
     main = syms["main"] & ~1

@@ -16,13 +16,13 @@ from weaklink.errors import InputError
 def add_parser(sub) -> None:
     p = sub.add_parser("run", help="execute the firmware on QEMU with the NPU emulated",
                        description=__doc__.splitlines()[0])
-    p.add_argument("firmware", help="linked firmware image (ELF) for Corstone-300")
-    add_npu_target(p, "SoC memory map preset for the NPU's ports (default: corstone-300 for U55/U65)")
+    p.add_argument("firmware", help="linked firmware image (ELF) for Corstone-300, or Corstone-320 without BRAM")
+    add_npu_target(p, "SoC memory map preset for the NPU's ports (default: corstone-300 for U55/U65, corstone-320 for U85)")
     p.add_argument("--timeout", type=float, default=None, metavar="S",
                    help="seconds of wall time before the run is stopped (default 60)")
     mode = p.add_mutually_exclusive_group()
     mode.add_argument("--functional", dest="functional", action="store_true", default=None,
-                      help="compute the NPU's outputs on bytes (default where the accelerator allows: U55/U65)")
+                      help="compute the NPU's outputs on bytes, or fail (default: on bytes where the engine can)")
     mode.add_argument("--timing", dest="functional", action="store_false",
                       help="timing only: the NPU's outputs are not written into guest memory")
     p.add_argument("--json", action="store_true", help="machine-readable output")

@@ -28,14 +28,17 @@ from weaklink.resolve.gnu.oracle import differences, recorded_run
 def run_demo(cache: str | Path | None = None, plot_dir: str | Path | None = None,
              linker: str = "gnu", run: bool = False, timeout: float | None = None) -> DemoReport:
     """`linker="lld"`: the same variants linked by ld.lld-16, checked against the lld model.
-    `run`: each image also executes on QEMU, and the U65 rows of the story are added."""
+    `run`: each image also executes on QEMU, and the story's rows built for the targets that
+    run there (runs.RUN_VARIANTS) are added."""
     rows = []
     extra = tuple(v for v in runs.RUN_VARIANTS if v not in fixtures.VARIANTS) if run else ()
     variants = fixtures.VARIANTS + extra
     for outcome in fixtures.build(variants, cache=cache, linker=linker):
         row = _row(outcome, Path(plot_dir) if plot_dir else None, cache)
         if run:
-            row = replace(row, run=runs.run_row(outcome, row.check, timeout or runs.DEMO_TIMEOUT))
+            tflite = fixtures.cache_dir(cache) / "models" / f"{outcome.target.network}.tflite"
+            row = replace(row, run=runs.run_row(outcome, row.check, timeout or runs.DEMO_TIMEOUT,
+                                                tflite if row.functional is not None else None))
         rows.append(row)
     return DemoReport(tuple(rows), linker, ran=run)
 

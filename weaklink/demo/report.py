@@ -136,8 +136,9 @@ class DemoReport:
             for d in r.disagreements:
                 out.append(f"{r.backend}-{r.runner}-{r.target}: model differs from ld: {d}")
         if self.ran:
-            out.append("run on QEMU = weaklink run on mps3-an547 (Corstone-300): how the firmware "
-                       "ended; \"differs\" = a field of its table differs from check's")
+            out.append("run on QEMU = weaklink run on mps3-an547 (Corstone-300, or the Corstone-320 map "
+                       "without BRAM): how the firmware ended; output = LiteRT: the firmware's output "
+                       "checksum; \"differs\" = a field of its table differs from check's")
             out += footnotes(self.rows)
         return "\n".join(out)
 

@@ -1,15 +1,25 @@
 """`weaklink demo --run`: each linked fixture image also executes on QEMU (weaklink run), and
 the table gains a column with how the firmware ended and whether its run agrees with check.
 
-QEMU's mps3-an547 is a Corstone-300: the U55 rows boot; the U85 rows are Corstone-320 images
-(code in BRAM at 0x12000000, which the board does not have) and are reported as not run, with
-the loader's reason. The story's hang needs a fast scratch the stream uses: on Corstone-300
-that is the U65 in Dedicated_Sram, so --run adds the story's rows built for U65
-(`RUN_VARIANTS`).
+QEMU's mps3-an547 is a Corstone-300: the U55 rows boot. The U85 rows are Corstone-320 images
+laid out as ExecuTorch's script lays them out (code in BRAM at 0x12000000, which the board does
+not have) and are reported as not run, with the loader's reason. --run adds the story's rows
+built for two targets that run (`RUN_VARIANTS`): U65 in Dedicated_Sram on Corstone-300 (its
+stream uses the fast scratch), and `u85tcm`, the U85 target with the CPU's code and data in
+the Corstone-320 TCMs (everything the NPU sees placed as on the u85 rows).
+
+For a row whose outputs the demo checks (U85), the cell also says whether the firmware's own
+output checksum equals LiteRT's: the fixture runner fills its input with byte i = (i * 37 + 11)
+mod 256 and prints the FNV-1a of output 0 as the CPU reads it after the inference
+(fixtures/firmware/runners/runner_main.h).
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
 
 from weaklink.demo.fixtures import firmware as fixtures
 from weaklink.errors import InputError
@@ -23,8 +33,11 @@ from weaklink.run.compare import compare
 # override in plain .bss, which the Corstone-300 script puts in DTCM, out of the NPU's reach.
 RUN_VARIANTS = (Variant("weak", "custom", "u65"), Variant("weak", "example", "u65"),
                 Variant("removed", "example", "u65"), Variant("weak", "too-small", "u65"),
-                Variant("weak", "wrong-memory", "u65"))
+                Variant("weak", "wrong-memory", "u65"),
+                Variant("weak", "custom", "u85tcm"), Variant("weak", "example", "u85tcm"),
+                Variant("removed", "example", "u85tcm"), Variant("weak", "too-small", "u85tcm"))
 DEMO_TIMEOUT = 5.0
+PRINTED = re.compile(r"output 0: \d+ bytes, fnv1a (0x[0-9a-f]+)")
 
 
 @dataclass(frozen=True)
@@ -32,6 +45,7 @@ class RowRun:
     report: object | None          # weaklink.run.RunReport, None when the image did not boot
     comparison: object | None      # weaklink.run.compare.Comparison
     reason: str = ""               # why it was not run
+    litert: bool | None = None     # the firmware's output checksum = LiteRT's (rows with outputs checked)
 
     def cell(self) -> str:
         if self.report is None:
@@ -43,6 +57,8 @@ class RowRun:
             text = f"hang ({r.timeout:g} s)"
         else:
             text = r.outcome
+        if self.litert is not None:
+            text += ", output = LiteRT" if self.litert else ", output ≠ LiteRT"
         return text + ("" if self.comparison.agree else ", differs")
 
     def to_json(self) -> dict:
@@ -53,10 +69,13 @@ class RowRun:
                 "cycles": [j.cycles for j in self.report.invocations],
                 "agrees_with_check": self.comparison.agree,
                 "differences": [f.message for f in self.comparison.findings],
+                "output_equals_litert": self.litert,
                 "wall_s": round(self.report.seconds.get("wall", 0.0), 3)}
 
 
-def run_row(outcome: fixtures.LinkOutcome, check_report, timeout: float = DEMO_TIMEOUT) -> RowRun | None:
+def run_row(outcome: fixtures.LinkOutcome, check_report, timeout: float = DEMO_TIMEOUT,
+            tflite: Path | None = None) -> RowRun | None:
+    """`tflite`: the row's network, when the demo checks its outputs against LiteRT."""
     if not outcome.ok or check_report is None:
         return None
     t = outcome.target
@@ -65,7 +84,34 @@ def run_row(outcome: fixtures.LinkOutcome, check_report, timeout: float = DEMO_T
                      memory_mode=t.memory_mode, soc=t.board, timeout=timeout)
     except InputError as e:
         return RowRun(None, None, _short(e.what))
-    return RowRun(report, compare(check_report, report))
+    printed = PRINTED.search(report.uart)
+    litert = None
+    if printed and tflite is not None and (want := litert_checksum(tflite)) is not None:
+        litert = int(printed.group(1), 16) == want
+    return RowRun(report, compare(check_report, report), litert=litert)
+
+
+def fnv1a(data: bytes) -> int:
+    h = 2166136261
+    for b in data:
+        h = ((h ^ b) * 16777619) & 0xFFFFFFFF
+    return h
+
+
+def litert_checksum(tflite: Path) -> int | None:
+    """FNV-1a of LiteRT's output 0 for the runner's input pattern; None without LiteRT."""
+    try:
+        from ai_edge_litert.interpreter import Interpreter, OpResolverType
+    except ImportError:
+        return None
+    it = Interpreter(model_path=str(tflite), experimental_op_resolver_type=OpResolverType.BUILTIN_REF)
+    it.allocate_tensors()
+    d = it.get_input_details()[0]
+    n = int(np.prod(d["shape"])) * np.dtype(d["dtype"]).itemsize
+    x = np.frombuffer(bytes((i * 37 + 11) & 0xFF for i in range(n)), dtype=d["dtype"]).reshape(d["shape"])
+    it.set_tensor(d["index"], x)
+    it.invoke()
+    return fnv1a(it.get_tensor(it.get_output_details()[0]["index"]).tobytes())
 
 
 def _short(why: str) -> str:

@@ -1,5 +1,5 @@
-"""Run: the firmware itself executes on QEMU's mps3-an547 (Corstone-300), with the Ethos-U
-served by `npu/` through the debugger.
+"""Run: the firmware itself executes on QEMU's mps3-an547 (Corstone-300; Corstone-320 images
+that leave BRAM empty), with the Ethos-U served by `npu/` through the debugger.
 
 `run(elf, accelerator=..., system_config=..., memory_mode=...)` boots the image, serves the
 NPU's register page (weaklink.run.session), and returns a RunReport: the UART text, the exit
@@ -17,8 +17,7 @@ from npu.soc import default_soc
 
 from weaklink.errors import InputError
 from weaklink.run import image as run_image
-from weaklink.run.board import AN547
-from weaklink.run.job import functional_supported
+from weaklink.run.board import board_for
 from weaklink.run.report import RunReport
 from weaklink.run.session import Session
 
@@ -29,27 +28,22 @@ __all__ = ["DEFAULT_TIMEOUT", "RunReport", "run"]
 
 def run(elf, *, accelerator: str, system_config: str, memory_mode: str, soc: str | None = None,
         functional: bool | None = None, timeout: float = DEFAULT_TIMEOUT) -> RunReport:
-    """Boot `elf` and serve its NPU. `functional`: None = on bytes where the accelerator allows
-    (U55/U65), timing otherwise; True = on bytes or InputError; False = timing only."""
+    """Boot `elf` and serve its NPU. `functional`: None = on bytes, timing only for a stream the
+    functional engine cannot compute (said in the job's note); True = on bytes or InputError;
+    False = timing only."""
     begun = time.monotonic()
     acc = npu_accelerator(accelerator)
     soc = soc or default_soc(acc)
     notes = []
-    if functional and not functional_supported(accelerator):
-        raise InputError(str(elf), f"--functional: {accelerator} runs for timing only "
-                         "(npu/ computes bytes for Ethos-U55 and U65)")
-    required = bool(functional)
-    if functional is None:
-        functional = functional_supported(accelerator)
-        if not functional:
-            notes.append(f"{accelerator}: the NPU ran for timing only; its outputs were not computed "
-                         "(npu/ computes bytes for Ethos-U55 and U65)")
+    required = bool(functional)          # --functional: a stream the engine cannot compute fails
+    functional = functional is not False
     if timeout <= 0:
         raise InputError(None, f"--timeout {timeout:g}: expected a positive number of seconds")
-    image = run_image.load(elf, AN547)
+    board = board_for(soc, default_soc(acc))
+    image = run_image.load(elf, board)
     session = Session(image, accelerator, system_config, memory_mode, soc, functional, timeout, required)
     end, uart, semihosting = session.run()
-    return RunReport(str(elf), accelerator, system_config, memory_mode, soc, AN547.machine,
+    return RunReport(str(elf), accelerator, system_config, memory_mode, soc, board.name,
                      "functional" if functional else "timing", end,
                      uart.decode("utf-8", "replace"), semihosting.decode("utf-8", "replace"),
                      session.invocations, session.calls, image, timeout,

@@ -57,8 +57,8 @@ def load(path: str | Path, board: Board) -> RunImage:
         _in_memory(path, board, p.p_vaddr, p.p_memsz, "occupies")
     vectors = _read(elf, loads, board.vector_table, 8 + 4 * max(FAULTS) - 4)
     if vectors is None:
-        raise InputError(path, f"no vector table at 0x{board.vector_table:08x}: {board.machine} "
-                         "boots from the start of ITCM, and no segment loads it")
+        raise InputError(path, f"no vector table at 0x{board.vector_table:08x}: a {board.soc} image "
+                         "boots from there, and no segment loads it")
     words = struct.unpack_from(f"<{len(vectors) // 4}I", vectors)
     sp, reset = words[0], words[1]
     if not reset & 1 or board.memory_at(reset & ~1) is None:
@@ -74,8 +74,7 @@ def load(path: str | Path, board: Board) -> RunImage:
 def _in_memory(path, board: Board, address: int, size: int, verb: str) -> None:
     if size and board.memory_at(address, size) is None:
         raise InputError(path, f"a segment {verb} 0x{address:08x}..0x{address + size:08x}, outside "
-                         f"{board.machine}'s memory ({board.describe()}): not an image for this "
-                         "board (Corstone-300)")
+                         f"{board.machine}'s memory (for a {board.soc} image: {board.describe()})")
 
 
 def _read(elf: ElfFile, loads, address: int, size: int) -> bytes | None:
@@ -101,12 +100,13 @@ def _function_symbols(elf: ElfFile) -> list[tuple[int, int, str]]:
 
 def _stub_address(path, elf: ElfFile, loads, board: Board) -> int:
     """STUB_BYTES at the top of a RAM the image leaves unused (ITCM first: code memory, secure
-    alias), for the few instructions that raise the NPU's interrupt from inside the guest."""
+    alias; never DDR), for the few instructions that raise the NPU's interrupt from inside the
+    guest."""
     used = [(p.p_vaddr, p.p_vaddr + p.p_memsz) for p in loads]
     used += [(p.p_paddr, p.p_paddr + p.p_memsz) for p in loads]
     used += [(s.sh_addr, s.sh_addr + s.sh_size) for s in elf.shdrs if s.sh_flags & SHF_ALLOC]
     for memory in board.memories:
-        if memory.rom or not memory.aliased:
+        if memory.rom or memory.name == "DDR":
             continue
         lo, hi = memory.spans()[-1]
         stub = hi - STUB_BYTES

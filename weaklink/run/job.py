@@ -18,8 +18,10 @@ from npu.emulate.ops import op_accesses, operations
 from npu.errors import InputError
 from npu.functional.engine import Engine
 from npu.functional.memory import AddressSpace
+from npu.functional.u85_engine import U85Engine
 from npu.hw import accelerator as npu_accelerator
 from npu.read.cop1 import COMMAND_STREAM, MAGIC, NOP, OPTIMIZER_CONFIG
+from npu.readonly import read_only_end
 
 from weaklink.run.device import Start
 
@@ -87,11 +89,6 @@ def wrap_stream(stream: bytes, accelerator: str) -> bytes:
     return header + stream[:words * 4]
 
 
-def functional_supported(accelerator: str) -> bool:
-    """The bytes are computed for U55/U65 (npu/functional); U85 runs for timing only."""
-    return not npu_accelerator(accelerator).is_u85
-
-
 def run_job(start: Start, index: int, pc: int, memory, *, accelerator: str, system_config: str,
             memory_mode: str, soc: str, functional: bool, sizes: dict[int, int] | None,
             required: bool = False) -> Invocation:
@@ -142,10 +139,15 @@ def compute(model, accelerator: str, bases: dict[int, int], memory) -> list[tupl
     """Run the stream on the guest's bytes and write back what the NPU wrote."""
     acc = npu_accelerator(accelerator)
     sizes = {r: n for r, n in reach(model, accelerator).items() if n}
+    if acc.is_u85:         # a U85 weight stream may be programmed past the accesses' reach
+        sizes[0] = max(sizes.get(0, 0), read_only_end(model.commands))
     space = AddressSpace.build({r: bases.get(r, 0) for r in sizes}, sizes)
     for r in sizes:        # overlapping regions share bytes: each reads the same guest memory
         space.views[r][:] = memoryview(memory.read(bases.get(r, 0), sizes[r]))
-    engine = Engine(model.commands, space, acc.ofm_ublock[2], model.path, acc.shram_kb)
+    if acc.is_u85:         # its weight order and formats, output stage and chaining
+        engine = U85Engine(model.commands, space, acc, model.path)
+    else:
+        engine = Engine(model.commands, space, acc.ofm_ublock[2], model.path, acc.shram_kb)
     try:
         engine.run()
     except InputError as e:

@@ -3,8 +3,10 @@
 The command line (QEMU 7.2 options):
 - `-M mps3-an547 -nodefaults -display none -net none`: the board and nothing else;
 - `-chardev file,... -serial chardev:uart`: UART0, the firmware's console, into a file;
-- `-semihosting-config enable=on,target=native`: QEMU itself serves semihosting calls
-  (SYS_EXIT ends the run with the firmware's exit status; console output goes to stdout);
+- `-semihosting-config enable=on,target=native,chardev=semihosting`: QEMU itself serves
+  semihosting calls (SYS_EXIT ends the run with the firmware's exit status); their console
+  output goes into a file of its own (without `chardev=`, QEMU 7.2 writes it to its stderr,
+  among its own messages: measured);
 - `-gdb chardev:gdb -S`: the CPU waits at reset for the debugger;
 - `-kernel FIRMWARE.elf`: the ELF's segments are loaded where they say.
 """
@@ -30,10 +32,15 @@ def qemu_path() -> str:
     return path
 
 
-def command(qemu: str, machine: str, elf: str, uart: Path, gdb: Path | None) -> list[str]:
+def command(qemu: str, machine: str, elf: str, uart: Path, gdb: Path | None,
+            semihosting: Path | None = None) -> list[str]:
     argv = [qemu, "-M", machine, "-nodefaults", "-display", "none", "-net", "none",
-            "-chardev", f"file,id=uart,path={uart}", "-serial", "chardev:uart",
-            "-semihosting-config", "enable=on,target=native"]
+            "-chardev", f"file,id=uart,path={uart}", "-serial", "chardev:uart"]
+    if semihosting is None:
+        argv += ["-semihosting-config", "enable=on,target=native"]
+    else:
+        argv += ["-chardev", f"file,id=semihosting,path={semihosting}",
+                 "-semihosting-config", "enable=on,target=native,chardev=semihosting"]
     if gdb is not None:
         argv += ["-chardev", f"socket,id=gdb,path={gdb},server=on,wait=off", "-gdb", "chardev:gdb", "-S"]
     return argv + ["-kernel", elf]
@@ -45,7 +52,7 @@ class Qemu:
     workdir: tempfile.TemporaryDirectory
     uart: Path
     gdb: Path
-    stdout: Path
+    semihosting: Path
     stderr: Path
 
     @classmethod
@@ -54,11 +61,11 @@ class Qemu:
         work = tempfile.TemporaryDirectory(prefix="weaklink-run-")
         root = Path(work.name)
         uart, gdb = root / "uart.txt", root / "gdb.sock"
-        out, err = root / "stdout.txt", root / "stderr.txt"
-        with open(out, "wb") as o, open(err, "wb") as e:
-            proc = subprocess.Popen(command(qemu, machine, elf, uart, gdb if debugger else None),
-                                    stdin=subprocess.DEVNULL, stdout=o, stderr=e)
-        return cls(proc, work, uart, gdb, out, err)
+        semihosting, err = root / "semihosting.txt", root / "stderr.txt"
+        with open(err, "wb") as e:
+            proc = subprocess.Popen(command(qemu, machine, elf, uart, gdb if debugger else None, semihosting),
+                                    stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=e)
+        return cls(proc, work, uart, gdb, semihosting, err)
 
     def uart_text(self) -> bytes:
         try:
@@ -67,7 +74,7 @@ class Qemu:
             return b""
 
     def semihosting_text(self) -> bytes:
-        return self.stdout.read_bytes() if self.stdout.exists() else b""
+        return self.semihosting.read_bytes() if self.semihosting.exists() else b""
 
     def errors(self) -> str:
         """QEMU's own complaints, without the board's notice about its unconnected NIC."""

@@ -13,7 +13,8 @@ What QEMU 7.2's stub does that matters here (measured, see the module's tests):
 - watchpoints on Arm stop before the access (the load or store has not happened), with a
   stop reply `T05...;watch:ADDR;` (`rwatch`, `awatch`);
 - the target's exit (semihosting SYS_EXIT) is a `W` packet with the exit status;
-- memory is written with `M` (hex): `X` (binary) is answered with an empty packet.
+- memory is written with `M` (hex): `X` (binary) is answered with an empty packet;
+- `G` writes the registers in the `g` layout from the packet's start, as far as it goes.
 """
 from __future__ import annotations
 
@@ -62,6 +63,8 @@ def checksum(payload: bytes) -> bytes:
 def unescape(payload: bytes) -> bytes:
     """Undo `}` escapes and expand `*` run-length encoding (the byte before `*` repeated
     count - 29 more times)."""
+    if b"}" not in payload and b"*" not in payload:     # hex replies, most packets: nothing to undo
+        return payload
     out, i = bytearray(), 0
     while i < len(payload):
         b = payload[i]
@@ -270,6 +273,11 @@ class GdbClient:
         if len(reply) < 136:
             raise RspError(f"`g` answered {reply[:40]!r}")
         return [int.from_bytes(bytes.fromhex(reply[i * 8:i * 8 + 8].decode()), "little") for i in range(17)]
+
+    def write_core_registers(self, values: list[int]) -> None:
+        """r0..r15 and xPSR in one `G` packet, in the `g` layout: QEMU writes registers from
+        the packet's start for as many bytes as it holds, so the 17 words set exactly these."""
+        self.ok("G" + b"".join((v & 0xFFFFFFFF).to_bytes(4, "little") for v in values[:17]).hex())
 
     def regnum(self, name: str) -> int:
         if name in self.registers:

@@ -42,6 +42,8 @@ EOT = b"\x04"
 EXIT_LINE = re.compile(rb"Application exit code: (-?\d+)\.\r?\n")
 XPSR, PC, SP, LR = 16, 15, 13, 14
 IT_BITS = (0x3F << 10) | (0x3 << 25)
+THUMB = 1 << 24           # xPSR.T: an M-profile CPU executes Thumb only
+CODE_BLOCK = 256          # bytes of code read at once for decoding the NPU's loads and stores
 
 
 @dataclass(frozen=True)
@@ -87,6 +89,7 @@ class Session:
     npu_seconds: float = 0.0
     boot_seconds: float = 0.0
     decoded: dict = field(default_factory=dict)
+    code: dict = field(default_factory=dict)     # CODE_BLOCK-aligned address -> bytes
 
     def run(self) -> tuple[End, bytes, bytes]:
         """Boot, serve, and return how it ended, the UART bytes and semihosting's."""
@@ -129,8 +132,26 @@ class Session:
             self.breaks.add(image.functions[INVOKE])
         for address in self.breaks:
             c.insert(rsp.HW_BREAKPOINT, address)
+        if board.vector_table != board.reset_table:
+            self._boot_from(board.vector_table)
         bit = board.npu_irq % 32
         c.write_memory(image.stub, stub_code(board.nvic_ispr + 4 * (board.npu_irq // 32), 1 << bit))
+
+    def _boot_from(self, table: int) -> None:
+        """Do what the SoC's reset does when QEMU's reads another table: VTOR = `table` (stored
+        by the stub from inside the guest, like the IRQ's pending bit), then SP and PC from the
+        image's table, in the Thumb state."""
+        c, stub = self.client, self.image.stub
+        c.write_memory(stub, stub_code(self.image.board.vtor, table))
+        c.write_register("pc", stub)
+        c.write_register("xpsr", THUMB)
+        end = stub + STUB_LENGTH
+        c.insert(rsp.HW_BREAKPOINT, end)
+        self._until(end)
+        c.remove(rsp.HW_BREAKPOINT, end)
+        c.write_register("sp", self.image.initial_sp)
+        c.write_register("pc", self.image.reset)
+        c.write_register("xpsr", THUMB)
 
     # -- the loop ----------------------------------------------------------------------------------
     def _until(self, target: int | None) -> End | None:
@@ -177,13 +198,10 @@ class Session:
     def _exited(self, stop: rsp.Stop) -> End:
         if stop.killed is not None:
             return End("qemu", detail=f"QEMU was terminated by signal {stop.killed}")
+        # QEMU sends the status it then exits with (W, before exit()): 0..255, negatives wrap.
+        # Nothing is left to wait for: the UART and semihosting files are written unbuffered.
         code = stop.exit_code
-        # semihosting SYS_EXIT's status is a process exit status: 0..255, negatives wrap
-        self.qemu.process.wait(5)
-        rc = self.qemu.process.returncode
-        code = rc if rc is not None and rc >= 0 else code
-        return End("exit", code - 256 if code is not None and code > 127 else code,
-                   detail="semihosting exit")
+        return End("exit", code - 256 if code > 127 else code, detail="semihosting exit")
 
     def _qemu_end(self, why: str) -> End:
         try:
@@ -220,7 +238,7 @@ class Session:
         c, pc = self.client, regs[PC]
         access = self.decoded.get(pc)
         if access is None:          # code does not change under the driver: decode each PC once
-            access = self.decoded[pc] = decode(c.read_memory(pc, 4), pc, self.image.path)
+            access = self.decoded[pc] = decode(self._code(pc), pc, self.image.path)
         address, new = access.address(regs), {}
         span = len(access.registers) * access.size
         if not any(self._page(a) is not None for a in range(address, address + span, access.size)):
@@ -244,13 +262,26 @@ class Session:
             new[access.base] = base
         if PC in new:
             raise Ended(End("crash", pc=pc, detail="a load into the PC from the NPU's registers"))
+        after = list(regs[:17])
         for r, value in new.items():
-            c.write_register(f"r{r}", value)
-        c.write_register("pc", pc + access.length)
-        if it_advance(regs[XPSR]) != regs[XPSR]:
-            c.write_register("xpsr", it_advance(regs[XPSR]))
+            after[r] = value
+        after[PC], after[XPSR] = pc + access.length, it_advance(regs[XPSR])
+        c.write_core_registers(after)
         if started is not None:
             self._job(started, pc)
+
+    def _code(self, pc: int) -> bytes:
+        """The 4 bytes at `pc`, from CODE_BLOCK-byte blocks read once each: the driver's
+        register accesses sit in a few functions, so a few reads serve them all."""
+        block = pc & -CODE_BLOCK
+        data = self.code.get(block)
+        if data is None:
+            try:
+                data = self.client.read_memory(block, CODE_BLOCK + 4)
+            except rsp.RspError:    # the block runs off the end of memory: the instruction alone
+                return self.client.read_memory(pc, 4)
+            self.code[block] = data
+        return data[pc - block:pc - block + 4]
 
     def _load(self, at: int, offset: int | None, size: int, signed: bool) -> int:
         if offset is None:
@@ -295,15 +326,13 @@ class Session:
         c, stub = self.client, self.image.stub
         regs = c.core_registers()
         end = stub + STUB_LENGTH
-        c.write_register("pc", stub)
-        c.write_register("xpsr", regs[XPSR] & ~IT_BITS)
+        into = list(regs)
+        into[PC], into[XPSR] = stub, regs[XPSR] & ~IT_BITS
+        c.write_core_registers(into)
         c.insert(rsp.HW_BREAKPOINT, end)
         self._until(end)
         c.remove(rsp.HW_BREAKPOINT, end)
-        for r in (0, 1):
-            c.write_register(f"r{r}", regs[r])
-        c.write_register("pc", regs[PC])
-        c.write_register("xpsr", regs[XPSR])
+        c.write_core_registers(regs)        # r0 and r1 (the stub's), the PC and xPSR as they were
 
     # -- crashes and driver calls --------------------------------------------------------------
     def _crash(self, regs: list[int]) -> End:
