@@ -24,8 +24,8 @@ __all__ = ["Base", "Model", "RunResult", "load_model", "region_needs", "run"]
 
 
 def _default_bases(model, soc, sysconf, mode) -> list[Base]:
-    """Region 0 reaches as far as the stream reads it: Vela leaves the read-only area's
-    trailing zeros out of its output (npu.readonly)."""
+    """Region 0 reaches as far as the stream reads it (npu.readonly), when a container
+    declares it shorter."""
     sizes = {**model.region_sizes, 0: read_only_size(model)} if model.weight_data else model.region_sizes
     placements = default_placements(soc, sysconf, mode, sizes, model.regions_used())
     return [Base(r, p.address, sizes.get(r, 0)) for r, p in sorted(placements.items())]

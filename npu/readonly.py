@@ -1,12 +1,7 @@
-"""The read-only region (region 0) as far as the command stream reads it.
-
-Vela 5.2.0 leaves the trailing zero bytes of the read-only area out of its raw output (the npz
-``weight_data``, and the vela_bin_stream blob made from it): every U85 compile of the fixture and
-test networks ends its ``weight_data`` with a nonzero byte, and in 40 of the 373 compiles of this
-repository's networks (all U85) the weight stream at the end of the area (the fast format's
-zero-padded tail, or a default stream's last 16-byte block) is programmed past it, by up to 828
-bytes. The NPU reads those bytes: they are the encoder's zero padding, not an overrun; the weight
-decode test (tests/npu/test_functional_u85.py) reads them as zeros and meets the model's weights.
+"""The read-only region (region 0) as far as the command stream reads it: weight and scale
+streams and DMA sources in region 0. A container that declares a shorter region 0 than the
+stream reads (a blob whose weight bytes were cut, e.g. by numpy's `item()`, which drops a 0-d
+bytes array's trailing NULs) is read on to the stream's end: the NPU reads those bytes.
 """
 from __future__ import annotations
 

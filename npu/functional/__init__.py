@@ -91,7 +91,7 @@ def prepare(model, accelerator, placement, inputs):
     stream on it: (AddressSpace, Engine or U85Engine)."""
     sizes = {r: size for r, (_, size) in placement.items()}
     sizes[0] = max(sizes.get(0, 0), len(model.weight_data))
-    if accelerator.is_u85:                      # Vela's dropped trailing zeros (npu.readonly)
+    if accelerator.is_u85:                      # a region 0 cut short (npu.readonly)
         cache = stream_cache(model.commands)
         if cache.read_only_end is None:
             cache.read_only_end = read_only_end(model.commands)

@@ -93,8 +93,10 @@ def blob_from_npz(npz, shape_dims: int = 4) -> VelaBlob:
     descriptor layout of `shape_dims` (4: ExecuTorch < 1.0, 6: >= 1.0)."""
     if shape_dims not in IO_ENTRY:
         raise ValueError(f"shape_dims must be one of {sorted(IO_ENTRY)}")
-    return VelaBlob(cmd_data=bytes(npz["cmd_data"].item()),
-                    weight_data=bytes(npz["weight_data"].item()),
+    # the whole bytes, as ExecuTorch's arm_vela.py copies them (`.tobytes()`): a 0-d bytes
+    # array's item() drops its trailing NULs, often the last zeros of the weights
+    return VelaBlob(cmd_data=npz["cmd_data"].tobytes(),
+                    weight_data=npz["weight_data"].tobytes(),
                     scratch_size=int(npz["scratch_shape"][0]),
                     inputs=_io_from_npz(npz, "input", shape_dims),
                     outputs=_io_from_npz(npz, "output", shape_dims), shape_dims=shape_dims)
