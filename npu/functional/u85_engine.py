@@ -8,6 +8,7 @@ the register side is :mod:`u85_plan`):
   and double-round point are fields of ``OFM_SCALE``/``IFM_SCALE``/``IFM2_SCALE``
   (:mod:`u85_output`); elementwise inputs are scaled by ``IFM_SCALE``/``IFM2_SCALE``;
 - chaining: a chained OFM stays in its chain buffer, a chained IFM/IFM2 is read from one;
+- an OFM may be written with its axes permuted (:mod:`u85_transpose`);
 - the activation lookup tables live in a 2 KB LUT RAM (``ArchEthosU85``'s ``lutram``), filled by
   DMAs whose destination is ``DMA_REGION_MODE_INTERNAL``.
 """
@@ -21,6 +22,7 @@ from npu.functional.kernels.conv import conv2d, depthwise2d
 from npu.functional.kernels.pool import max_pool, sum_pool
 from npu.functional.u85_output import channel_scaling
 from npu.functional.u85_plan import Operand, Plan, Planner, stream_cache
+from npu.functional.u85_transpose import written
 from npu.functional.u85_weights import decode_u85
 
 LUT_RAM = 2048            # ArchEthosU85: lutram of 2048 bytes, LUT_SLOT_SIZE 256
@@ -66,7 +68,7 @@ class U85Engine(Engine):
         if plan.ofm_chained:
             self.chain[plan.ofm.region] = out
         else:
-            plan.ofm.write(self.mem, out, plan.what + " OFM", op, cmd.offset)
+            plan.ofm.write(self.mem, written(out, plan.transpose), plan.what + " OFM", op, cmd.offset)
 
     def _read(self, operand: Operand, what: str, op: str, cmd) -> np.ndarray:
         """An IFM/IFM2 from memory or from its chain buffer, zero point removed."""

@@ -22,6 +22,7 @@ from npu.functional.engine import Geometry
 from npu.functional.fmap import FeatureMap, field, signed16
 from npu.functional.u85_order import DEPTH_FIRST, DEPTHWISE, PART_KERNEL, U85Traversal, ifm_block_depth
 from npu.functional.u85_output import Rounding, global_rounding, mode_name
+from npu.functional.u85_transpose import PLAIN, permutation
 
 LUT_SLOT = 256
 MICROBLOCKS = {"U1X1": (1, 1), "U1X2": (1, 2), "U1X4": (1, 4), "U2X2": (2, 2), "U2X4": (2, 4), "U4X4": (4, 4)}
@@ -66,6 +67,7 @@ class Plan:
     scales: tuple[int, int, int] | None = None                       # region, base, length
     acc48: bool = False
     per_channel: bool = True
+    transpose: tuple[int, int, int] | None = None                     # written axes (u85_transpose)
 
 
 @dataclass
@@ -111,10 +113,15 @@ class Planner:
 
     def _check_supported(self, regs, what, cmd):
         ofm = regs.get("NPU_SET_OFM_PRECISION", {})
-        for key, plain in (("activation_transpose", "ACTIVATION_TRANSPOSE_HWC"),
-                           ("activation_reverse", "ACTIVATION_REVERSE_NONE")):
-            if ofm.get(key, plain) != plain:
-                self.fail(f"{what}: OFM {ofm[key]} is not modelled", cmd)
+        reverse = ofm.get("activation_reverse", "ACTIVATION_REVERSE_NONE")
+        if reverse != "ACTIVATION_REVERSE_NONE":
+            self.fail(f"{what}: OFM {reverse} is not modelled", cmd)
+        transpose = ofm.get("activation_transpose", PLAIN)
+        if transpose != PLAIN:
+            if permutation(transpose) is None:
+                self.fail(f"{what}: OFM activation_transpose {transpose} names no axis order", cmd)
+            if self._storage(regs, "OFM").endswith("CHAINED"):
+                self.fail(f"{what}: a chained OFM written transposed ({transpose}) is not modelled", cmd)
         acc = regs.get("NPU_SET_ACC_FORMAT", {})
         if acc.get("acc_input", "ACC_INPUT_RESET") != "ACC_INPUT_RESET" or \
                 acc.get("acc_output", "ACC_OUTPUT_ENABLE") != "ACC_OUTPUT_ENABLE":
@@ -150,8 +157,10 @@ class Planner:
         ofm = FeatureMap.from_regs(regs, "OFM")
         clamp, lut = self._activation(regs, ofm, what, cmd)
         ofm_scale = self.scale_reg(regs, "OFM", what, cmd)
+        transpose = permutation(regs.get("NPU_SET_OFM_PRECISION", {}).get("activation_transpose", PLAIN))
         common = dict(op=op, what=what, geo=geo, ofm=ofm, ofm_chained=self._storage(regs, "OFM").endswith("CHAINED"),
-                      clamp=clamp, lut=lut, scaling=global_rounding(*ofm_scale), ofm_scale=ofm_scale)
+                      clamp=clamp, lut=lut, scaling=global_rounding(*ofm_scale), ofm_scale=ofm_scale,
+                      transpose=None if transpose == (0, 1, 2) else transpose)
         if op == "ELEMENTWISE":
             mode = tail(cmd.fields.get("elementwise_mode", ""), "ELEMENTWISE_MODE_")
             if mode not in ELEMENTWISE:
