@@ -27,8 +27,9 @@ DW_FORM_udata, DW_FORM_flag_present = 0x0F, 0x19
 
 # spec: ((attr, form, implicit), ...); size: the bytes of a DIE's attributes when every form
 # has a fixed size, else None; sibling: (offset in the DIE, form) of DW_AT_sibling when the
-# attributes before it have fixed sizes, else None (the walk skips on these without parsing)
-Abbrev = namedtuple("Abbrev", "tag children spec size sibling")
+# attributes before it have fixed sizes, else None (the walk skips on these without parsing);
+# attrs: the attribute codes of spec, as a set
+Abbrev = namedtuple("Abbrev", "tag children spec size sibling attrs")
 DW_AT_sibling = 0x01
 
 
@@ -129,8 +130,16 @@ class AbbrevTable:
         pos += 1
         spec, size, sibling = [], 0, None
         while True:
-            attr, pos = uleb(data, pos)
-            form, pos = uleb(data, pos)
+            attr = data[pos]                          # one-byte ULEBs, most of them
+            if attr < 0x80:
+                pos += 1
+            else:
+                attr, pos = uleb(data, pos)
+            form = data[pos]
+            if form < 0x80:
+                pos += 1
+            else:
+                form, pos = uleb(data, pos)
             if attr == 0 and form == 0:
                 break
             implicit = 0
@@ -142,7 +151,8 @@ class AbbrevTable:
             if size is not None:
                 width = _fixed_width(form, self.address_size, self.version)
                 size = None if width is None else size + width
-        return Abbrev(tag, children, tuple(spec), size, sibling)
+        return Abbrev(tag, children, tuple(spec), size, sibling,
+                      frozenset(attr for attr, _, _ in spec))
 
 
 def _fixed_width(form: int, address_size: int, version: int) -> int | None:
