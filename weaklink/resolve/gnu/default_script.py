@@ -5,7 +5,6 @@ its version line and the emulation. For newlib links it is what defines `end`,
 `__bss_start__`, `__bss_end__` (docs/linker-semantics.md §5)."""
 from __future__ import annotations
 
-import dataclasses
 import functools
 import os
 import pickle
@@ -47,9 +46,10 @@ def default_script(emulation: str | None = None):
     """ld's default script for `emulation`, parsed (resolve/script.py ScriptSymbols); the
     parse is cached next to the text."""
     ld = toolchain.tool("ld")
-    shape = ",".join(f.name for cls in (ScriptSymbols, ldscript.Assignment,
-                                         ldscript.InputSectionRule, ldscript.SectionPattern,
-                                         ldscript.InputFile) for f in dataclasses.fields(cls))
+    shape = "tuples:" + ",".join(f for cls in (ScriptSymbols, ldscript.Assignment,
+                                                ldscript.InputSectionRule,
+                                                ldscript.SectionPattern, ldscript.InputFile)
+                                 for f in cls._fields)
     version = f"{zlib.crc32(shape.encode()):08x}"          # the parsed records' layout
     parsed = _cache_dir() / f"{_key(ld, emulation)}-{version}.pickle"
     if parsed.exists():
