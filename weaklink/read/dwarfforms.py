@@ -115,7 +115,8 @@ class AbbrevTable:
             if m is None:                             # the table's end (code 0), or damage
                 self.done = True
                 break
-            starts[uleb(data, self.pos)[0]] = self.pos
+            first = data[self.pos]                    # the code: a one-byte ULEB, mostly
+            starts[first if first < 0x80 else uleb(data, self.pos)[0]] = self.pos
             self.pos = m.end()
         if code not in starts:
             return None
