@@ -21,6 +21,7 @@ DW_FORM_addr, DW_FORM_string, DW_FORM_ref_addr = 0x01, 0x08, 0x10
 DW_FORM_strp, DW_FORM_line_strp, DW_FORM_implicit_const = 0x0E, 0x1F, 0x21
 DW_FORM_block1, DW_FORM_exprloc = 0x0A, 0x18
 UNIT_REFS = {0x11: 1, 0x12: 2, 0x13: 4, 0x14: 8}          # ref1..ref8: unit-relative
+DW_FORM_ref4 = 0x13
 DW_FORM_ref_udata = 0x15
 CONSTANTS = {0x0B: 1, 0x05: 2, 0x06: 4, 0x07: 8, 0x0C: 1}  # data1..data8, flag
 DW_FORM_udata, DW_FORM_flag_present = 0x0F, 0x19

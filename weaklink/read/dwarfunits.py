@@ -25,8 +25,9 @@ from collections import namedtuple
 from weaklink.read.dwarfforms import (CONSTANTS, FIXED, UNIT_REFS, DW_FORM_addr,
                                       DW_FORM_block1, DW_FORM_exprloc, DW_FORM_flag_present,
                                       DW_FORM_implicit_const, DW_FORM_line_strp,
-                                      DW_FORM_ref_addr, DW_FORM_ref_udata, DW_FORM_string,
-                                      DW_FORM_strp, DW_FORM_udata, AbbrevTable, skip, uleb)
+                                      DW_FORM_ref4, DW_FORM_ref_addr, DW_FORM_ref_udata,
+                                      DW_FORM_string, DW_FORM_strp, DW_FORM_udata,
+                                      AbbrevTable, skip, uleb)
 
 UNKNOWN = object()
 
@@ -291,7 +292,12 @@ class UnitNames:
                 if ab.children and ab.sibling is not None:
                     if out is not None:
                         out.starts.append(start)
-                    pos = self._reference(unit, ab.sibling[1], body + ab.sibling[0])
+                    at, form = ab.sibling
+                    if form == DW_FORM_ref4:             # GCC's sibling form
+                        pos = unit.offset + int.from_bytes(info[body + at:body + at + 4],
+                                                           "little")
+                    else:
+                        pos = self._reference(unit, form, body + at)
                     if pos is None or pos <= start:      # damaged: a sibling behind it
                         return None
                     continue
