@@ -4,7 +4,7 @@ from __future__ import annotations
 import functools
 import os
 import subprocess
-from dataclasses import dataclass
+from collections import namedtuple
 from pathlib import Path
 
 from weaklink.errors import ToolchainMissing
@@ -39,12 +39,8 @@ def available() -> bool:
     return all(on_path(PREFIX + t) for t in ("gcc", "g++", "ld", "ar", "as"))
 
 
-@dataclass(frozen=True)
-class Completed:
-    args: tuple[str, ...]
-    returncode: int
-    stdout: str
-    stderr: str
+class Completed(namedtuple("Completed", "args returncode stdout stderr")):
+    __slots__ = ()
 
 
 def run(name: str, args: list[str | Path], cwd: str | Path | None = None) -> Completed:

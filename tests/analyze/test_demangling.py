@@ -1,12 +1,13 @@
-"""The in-process nested-name demangler against libstdc++'s (cxxfilt), and the batch
-demangler (one c++filt process) against cxxfilt too."""
+"""The demangler: the C++ runtime's __cxa_demangle in process against binutils' c++filt,
+and the batch demangler (c++filt processes) against the in-process one."""
 from __future__ import annotations
 
-import cxxfilt
+import subprocess
+
 from hypothesis import given, settings, strategies as st
 
 from weaklink.analyze.demangling import BATCH_THRESHOLD, Demangling
-from weaklink.analyze.nested import demangle_nested
+from weaklink.demangle import cxa_demangle, cxxfilt_tool, demangle, demangle_bytes
 
 ident = st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,14}", fullmatch=True)
 nested = st.lists(ident, min_size=1, max_size=5).map(
@@ -19,23 +20,31 @@ others = st.sampled_from([
 ])
 
 
-def _reference(name: str) -> str:
-    try:
-        return cxxfilt.demangle(name)
-    except Exception:
-        return name
+def _reference(names: list[str]) -> list[str]:
+    """binutils' c++filt, the demangler of nm -C and ld's messages."""
+    done = subprocess.run([cxxfilt_tool(), "--", *names], capture_output=True, text=True,
+                          check=True)
+    return done.stdout.splitlines()
 
 
-@settings(max_examples=80, deadline=None)
-@given(st.lists(st.one_of(nested.map(lambda n: (n, True)), others.map(lambda n: (n, False))),
-                min_size=1, max_size=40))
-def test_nested_matches_cxxfilt_or_declines(items):
-    for name, simple in items:
-        got = demangle_nested(name.encode())
-        if got is not None:
-            assert got.decode() == _reference(name), name
-        if simple and not name.startswith("_ZN12_GLOBAL__N"):
-            assert got is not None, name        # every plain nested data name is decoded
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.one_of(nested, others), min_size=1, max_size=40))
+def test_in_process_matches_cxxfilt(names):
+    assert [demangle(n) for n in names] == _reference(names)
+
+
+def test_the_runtime_demangler_is_loaded():
+    """libstdc++ is on every machine with g++: names are demangled in process."""
+    assert cxa_demangle() is not None
+    assert cxa_demangle()(b"_ZNK1S3getEv") == b"S::get() const"
+    assert cxa_demangle()(b"_ZN99999aE") is None
+
+
+def test_not_mangled_or_invalid_comes_back_unchanged():
+    assert demangle("main") == "main"
+    assert demangle_bytes(b"_ZN") == b"_ZN"
+    assert demangle_bytes(b"_Zxx") == b"_Zxx"
+    assert demangle_bytes(b"_ZN2ns1aE") == b"ns::a"
 
 
 def test_few_names_in_process_keep_input_order():
@@ -44,11 +53,11 @@ def test_few_names_in_process_keep_input_order():
                                          b"plain_c"]
 
 
-def test_batch_demangler_matches_cxxfilt():
+def test_batch_demangler_matches_in_process():
     names = [f"_ZN2ns{len(f'f{i}')}f{i}Ei" for i in range(BATCH_THRESHOLD + 10)]
     names[7] = "not_mangled"
     lines = Demangling([n.encode() for n in names]).lines()
-    assert [x.decode() for x in lines] == [_reference(n) for n in names]
+    assert [x.decode() for x in lines] == [demangle(n) for n in names]
 
 
 def test_batch_demangler_splits_past_the_argument_limit(monkeypatch):
@@ -61,4 +70,4 @@ def test_batch_demangler_splits_past_the_argument_limit(monkeypatch):
     chunks = demangling._chunks(names)
     assert len(chunks) > 3 and [n for c in chunks for n in c] == names
     lines = Demangling(names).lines()
-    assert [x.decode() for x in lines] == [_reference(n.decode()) for n in names]
+    assert [x.decode() for x in lines] == [demangle(n.decode()) for n in names]

@@ -21,6 +21,7 @@ from weaklink.analyze.attribution import Attribution
 from weaklink.analyze.cxxlinkage import ASSUMED, ASSUMPTION, CxxFacts
 from weaklink.analyze.analysis import AnalysisReport, Query, RegionUse
 from weaklink.analyze.symtable import GlobalSymbols
+from weaklink.demangle import demangle
 from weaklink.errors import UsageError
 from weaklink.read import elfstructs as S
 from weaklink.read.image import Image
@@ -102,7 +103,7 @@ def _query(image: Image, regions: R.RegionMap, name: str, table: GlobalSymbols) 
         return Query(name, False)
     sym = hits[0]
     value = values.initial_value(image, sym)
-    return Query(name, True, sym.name, F.demangle(sym.name), sym.binding_name, sym.type_name,
+    return Query(name, True, sym.name, demangle(sym.name), sym.binding_name, sym.type_name,
                  sym.address, sym.size, image.section_name(sym.shndx),
                  regions.name_at(sym.address), value,
                  values.points_to(image, regions, value, sym.size),

@@ -8,7 +8,6 @@ override in the archive is never looked at (docs/linker-semantics.md §2.1 item 
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 from weaklink.analyze.findings import OVERRIDE_NOT_EXTRACTED, Finding
 from weaklink.errors import InputError
@@ -35,13 +34,16 @@ def find_link_dir(args: list[str], map_path: str | None) -> str | None:
     """The directory ld ran in: the nearest of the current directory, the map's directory
     and its parents where every relative input of the link exists."""
     rel = [a for a in args if not a.startswith("-") and not os.path.isabs(a)]
-    candidates = [Path.cwd()]
+    candidates = [os.getcwd()]
     if map_path:
-        here = Path(map_path).resolve().parent
-        candidates += [here, *here.parents]
+        here = os.path.dirname(os.path.realpath(map_path))
+        candidates.append(here)
+        while os.path.dirname(here) != here:            # its parents, up to the root
+            here = os.path.dirname(here)
+            candidates.append(here)
     for base in candidates:
-        if all((base / a).exists() for a in rel):
-            return str(base)
+        if all(os.path.exists(os.path.join(base, a)) for a in rel):
+            return base
     return None
 
 

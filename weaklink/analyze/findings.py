@@ -25,8 +25,7 @@ from __future__ import annotations
 from collections import namedtuple
 
 from weaklink.analyze.cxxlinkage import CxxFacts
-from weaklink.analyze.nested import demangle_nested
-from weaklink.demangle import demangle as cxx_demangle
+from weaklink.demangle import demangle
 from weaklink.read import elfstructs as S
 
 WEAK_DEFAULT_SURVIVED = "weak-default-survived"
@@ -47,16 +46,6 @@ class Finding(namedtuple("Finding", "rule severity symbol message expectation",
     def to_json(self) -> dict:
         return {"rule": self.rule, "severity": self.severity, "symbol": self.symbol,
                 "message": self.message}
-
-
-def demangle(name: str) -> str:
-    """Nested data names in process (weaklink.analyze.nested), the rest by weaklink.demangle
-    (cxxfilt, loaded on first use)."""
-    if name.startswith("_ZN"):
-        fast = demangle_nested(name.encode())
-        if fast is not None:
-            return fast.decode("utf-8", "replace")
-    return cxx_demangle(name)
 
 
 def weak_message(name: str) -> str:

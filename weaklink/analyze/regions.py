@@ -8,12 +8,12 @@ do not reach (see `from_image`).
 from __future__ import annotations
 
 import bisect
-import importlib.util
+import os
 import tomllib
 from collections import namedtuple
 from functools import cached_property, partial
-from pathlib import Path
 
+import npu
 from weaklink.errors import InputError
 from weaklink.read import elfstructs as S
 
@@ -94,18 +94,15 @@ def from_link_map(memory, path: str) -> RegionMap:
     return RegionMap(regions, "map")
 
 
-def _soc_toml():
-    # Locate the npu package without importing it (its __init__ may pull in the emulator).
-    spec = importlib.util.find_spec("npu")
-    if spec is None or not spec.submodule_search_locations:
-        raise InputError(None, "board presets need the npu package (npu/data/soc.toml)")
-    return Path(list(spec.submodule_search_locations)[0]) / "data" / "soc.toml"
+# The board presets: npu's SoC data (its package __init__ loads nothing of the emulator).
+SOC_TOML = os.path.join(os.path.dirname(npu.__file__), "data", "soc.toml")
 
 
 def from_board(board: str) -> RegionMap:
-    path = _soc_toml()
+    path = SOC_TOML
     try:
-        presets = tomllib.loads(path.read_text())
+        with open(path, encoding="utf-8") as f:
+            presets = tomllib.loads(f.read())
     except (OSError, tomllib.TOMLDecodeError) as exc:
         raise InputError(path, f"cannot read board presets: {exc}") from None
     if board not in presets:

@@ -12,8 +12,9 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field, replace
 
-from weaklink.analyze.findings import SEVERITIES, Finding, demangle
+from weaklink.analyze.findings import SEVERITIES, Finding
 from weaklink.analyze.analysis import Query
+from weaklink.demangle import demangle
 
 SCHEMA_VERSION = 1
 # The order a symbol's kinds are listed in, most telling first. `section-changed` (the section

@@ -3,7 +3,7 @@ columns: the same facts as `weaklink analyze --symbol` (weaklink.analyze.analysi
 a name lookup over the whole symbol table per symbol."""
 from __future__ import annotations
 
-from weaklink.analyze.findings import demangle
+from weaklink.demangle import demangle
 from weaklink.analyze.analysis import Query
 from weaklink.analyze.values import PointsTo
 from weaklink.diff.columns import Columns

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import stat
 import struct
-from dataclasses import dataclass
+from collections import namedtuple
 from functools import cached_property
 from pathlib import Path
 
@@ -33,13 +33,9 @@ ARMAP64 = ("/SYM64/", ">Q")
 LONG_NAMES = "//"
 
 
-@dataclass(frozen=True, slots=True)
-class ArchiveMember:
+class ArchiveMember(namedtuple("ArchiveMember", "offset name data_start size")):
     """One member: its header offset (what the armap points at), its name and data span."""
-    offset: int
-    name: str
-    data_start: int
-    size: int
+    __slots__ = ()
 
 
 def is_archive(data: bytes) -> bool:

@@ -21,14 +21,16 @@ DW_FORM_addr, DW_FORM_string, DW_FORM_ref_addr = 0x01, 0x08, 0x10
 DW_FORM_strp, DW_FORM_line_strp, DW_FORM_implicit_const = 0x0E, 0x1F, 0x21
 DW_FORM_block1, DW_FORM_exprloc = 0x0A, 0x18
 UNIT_REFS = {0x11: 1, 0x12: 2, 0x13: 4, 0x14: 8}          # ref1..ref8: unit-relative
+DW_FORM_ref4 = 0x13
 DW_FORM_ref_udata = 0x15
 CONSTANTS = {0x0B: 1, 0x05: 2, 0x06: 4, 0x07: 8, 0x0C: 1}  # data1..data8, flag
 DW_FORM_udata, DW_FORM_flag_present = 0x0F, 0x19
 
 # spec: ((attr, form, implicit), ...); size: the bytes of a DIE's attributes when every form
 # has a fixed size, else None; sibling: (offset in the DIE, form) of DW_AT_sibling when the
-# attributes before it have fixed sizes, else None (the walk skips on these without parsing)
-Abbrev = namedtuple("Abbrev", "tag children spec size sibling")
+# attributes before it have fixed sizes, else None (the walk skips on these without parsing);
+# attrs: the attribute codes of spec, as a set
+Abbrev = namedtuple("Abbrev", "tag children spec size sibling attrs")
 DW_AT_sibling = 0x01
 
 
@@ -114,7 +116,8 @@ class AbbrevTable:
             if m is None:                             # the table's end (code 0), or damage
                 self.done = True
                 break
-            starts[uleb(data, self.pos)[0]] = self.pos
+            first = data[self.pos]                    # the code: a one-byte ULEB, mostly
+            starts[first if first < 0x80 else uleb(data, self.pos)[0]] = self.pos
             self.pos = m.end()
         if code not in starts:
             return None
@@ -129,8 +132,16 @@ class AbbrevTable:
         pos += 1
         spec, size, sibling = [], 0, None
         while True:
-            attr, pos = uleb(data, pos)
-            form, pos = uleb(data, pos)
+            attr = data[pos]                          # one-byte ULEBs, most of them
+            if attr < 0x80:
+                pos += 1
+            else:
+                attr, pos = uleb(data, pos)
+            form = data[pos]
+            if form < 0x80:
+                pos += 1
+            else:
+                form, pos = uleb(data, pos)
             if attr == 0 and form == 0:
                 break
             implicit = 0
@@ -142,7 +153,8 @@ class AbbrevTable:
             if size is not None:
                 width = _fixed_width(form, self.address_size, self.version)
                 size = None if width is None else size + width
-        return Abbrev(tag, children, tuple(spec), size, sibling)
+        return Abbrev(tag, children, tuple(spec), size, sibling,
+                      frozenset(attr for attr, _, _ in spec))
 
 
 def _fixed_width(form: int, address_size: int, version: int) -> int | None:

@@ -25,8 +25,9 @@ from collections import namedtuple
 from weaklink.read.dwarfforms import (CONSTANTS, FIXED, UNIT_REFS, DW_FORM_addr,
                                       DW_FORM_block1, DW_FORM_exprloc, DW_FORM_flag_present,
                                       DW_FORM_implicit_const, DW_FORM_line_strp,
-                                      DW_FORM_ref_addr, DW_FORM_ref_udata, DW_FORM_string,
-                                      DW_FORM_strp, DW_FORM_udata, AbbrevTable, skip, uleb)
+                                      DW_FORM_ref4, DW_FORM_ref_addr, DW_FORM_ref_udata,
+                                      DW_FORM_string, DW_FORM_strp, DW_FORM_udata,
+                                      AbbrevTable, skip, uleb)
 
 UNKNOWN = object()
 
@@ -263,16 +264,26 @@ class UnitNames:
     def _walk(self, unit: Unit, pos: int, out: UnitScan | None) -> int | None:
         """Walk one list of sibling DIEs from `pos` to its null entry; collect into `out`
         (None: only find the end). Returns the position after the null entry."""
-        info, wanted = self.info, (DW_TAG_variable, DW_TAG_subprogram, DW_TAG_namespace)
+        info, abbrevs, entries = self.info, unit.abbrevs, unit.abbrevs.entries
         while pos < unit.end:
             start = pos
-            code, body = uleb(info, pos)
+            code = info[pos]
+            if code < 0x80:                            # a one-byte ULEB: most codes
+                body = pos + 1
+            else:
+                code, body = uleb(info, pos)
             if code == 0:
                 return body
-            ab = unit.abbrevs.get(code)
+            ab = entries.get(code) or abbrevs.get(code)
             if ab is None:
                 return None
-            if out is None or ab.tag not in wanted:    # skip it without parsing, if it can
+            # skip it without parsing, if it can, unless the scan reads it: a namespace (to
+            # walk into), a variable with a location, a subprogram with an address (a
+            # declaration has neither; C++ headers put thousands at namespace scope)
+            tag = ab.tag
+            if out is None or not (tag == DW_TAG_namespace or (
+                    tag == DW_TAG_variable and DW_AT_location in ab.attrs) or (
+                    tag == DW_TAG_subprogram and DW_AT_low_pc in ab.attrs)):
                 if not ab.children and ab.size is not None:
                     if out is not None:
                         out.starts.append(start)
@@ -281,7 +292,12 @@ class UnitNames:
                 if ab.children and ab.sibling is not None:
                     if out is not None:
                         out.starts.append(start)
-                    pos = self._reference(unit, ab.sibling[1], body + ab.sibling[0])
+                    at, form = ab.sibling
+                    if form == DW_FORM_ref4:             # GCC's sibling form
+                        pos = unit.offset + int.from_bytes(info[body + at:body + at + 4],
+                                                           "little")
+                    else:
+                        pos = self._reference(unit, form, body + at)
                     if pos is None or pos <= start:      # damaged: a sibling behind it
                         return None
                     continue

@@ -8,7 +8,8 @@ line number.
 """
 from __future__ import annotations
 
-from pathlib import Path
+import os
+
 
 from weaklink.errors import InputError, read_input
 from weaklink.read import lldmap
@@ -135,5 +136,5 @@ def parse_map_text(text: str, path: str = "<map>") -> LinkMap:
     return LinkMap(loads=tuple(loads), load_lines=tuple(load_lines), **found)
 
 
-def parse_map(path: str | Path) -> LinkMap:
+def parse_map(path: str | os.PathLike) -> LinkMap:
     return parse_map_text(read_input(path, text=True, what="map file"), str(path))

@@ -13,60 +13,50 @@ other commands that only place sections.
 """
 from __future__ import annotations
 
+from collections import namedtuple
 from collections.abc import Callable
-from dataclasses import dataclass, field
 
 from weaklink.read.ldlex import NAME, OPS, WILD, Expr, Lexer, unquote
 
 
 # -- the statements -----------------------------------------------------------------------------
-@dataclass(frozen=True, slots=True)
-class Assignment:
+class Assignment(namedtuple("Assignment", "name value op provide hidden section alias",
+                            defaults=("=", False, False, None, None))):
     """`name = expr;` (op '=', '+=', …), PROVIDE / PROVIDE_HIDDEN / HIDDEN forms.
-    `value` is the constant when the expression folds without addresses, else None."""
-    name: str
-    value: int | None
-    op: str = "="
-    provide: bool = False
-    hidden: bool = False
-    section: str | None = None       # the output section it sits in, None at script level
-    alias: str | None = None         # `sym = other (+/- constant)`: the one symbol it reads
+    `value` is the constant when the expression folds without addresses, else None;
+    `section` the output section it sits in (None at script level); `alias`, for
+    `sym = other (+/- constant)`, the one symbol it reads."""
+    __slots__ = ()
 
 
-@dataclass(frozen=True, slots=True)
-class InputFile:
+class InputFile(namedtuple("InputFile", "name group as_needed", defaults=(None, False))):
     """One name in INPUT/GROUP/STARTUP (`-lNAME` is a library); `group` numbers a GROUP."""
-    name: str
-    group: int | None = None
-    as_needed: bool = False
+    __slots__ = ()
 
 
-@dataclass(frozen=True, slots=True)
-class SectionPattern:
-    pattern: str
-    exclude_files: tuple[str, ...] = ()
+class SectionPattern(namedtuple("SectionPattern", "pattern exclude_files", defaults=((),))):
+    __slots__ = ()
 
 
-@dataclass(frozen=True, slots=True)
-class InputSectionRule:
+class InputSectionRule(namedtuple("InputSectionRule",
+                                  "file exclude_files sections keep output")):
     """`FILE(SECTIONS…)` inside an output section; KEEP(...) sets keep."""
-    file: str
-    exclude_files: tuple[str, ...]
-    sections: tuple[SectionPattern, ...]
-    keep: bool
-    output: str
+    __slots__ = ()
 
 
-@dataclass
 class Script:
-    name: str
-    entry: str | None = None
-    extern: list[str] = field(default_factory=list)
-    inputs: list[InputFile] = field(default_factory=list)
-    search_dirs: list[str] = field(default_factory=list)
-    assignments: list[Assignment] = field(default_factory=list)
-    rules: list[InputSectionRule] = field(default_factory=list)
-    outputs: list[str] = field(default_factory=list)      # output section names, in order
+    """What a script says, as the parser meets it: outputs are the output section names,
+    in order."""
+
+    def __init__(self, name: str, entry: str | None = None):
+        self.name = name
+        self.entry = entry
+        self.extern: list[str] = []
+        self.inputs: list[InputFile] = []
+        self.search_dirs: list[str] = []
+        self.assignments: list[Assignment] = []
+        self.rules: list[InputSectionRule] = []
+        self.outputs: list[str] = []
 
 
 # -- the parser -----------------------------------------------------------------------------------

@@ -3,7 +3,7 @@ reader and the cross reference table (ldcref.c output_cref; lld's --cref prints 
 layout). GNU ld maps: ldmap.py; ld.lld maps: lldmap.py."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections import namedtuple
 
 from weaklink.errors import InputError
 
@@ -11,45 +11,39 @@ CREF_HEADER = "Cross Reference Table"
 CREF_COLUMN = 50        # ldcref.c FILECOL
 
 
-@dataclass(frozen=True, slots=True)
-class ArchiveInclusion:
-    member: str
-    file: str | None      # None for -u / -e / ENTRY
-    symbol: str
+# The records are named tuples: importing dataclasses costs more than analysing a small image,
+# and `weaklink analyze` imports this module for --map.
+class ArchiveInclusion(namedtuple("ArchiveInclusion", "member file symbol")):
+    """member: `lib.a(obj.o)`; file: the referencing input, None for -u / -e / ENTRY."""
+    __slots__ = ()
 
 
-@dataclass(frozen=True, slots=True)
-class CommonSymbol:
-    symbol: str
-    size: int
-    file: str
+class CommonSymbol(namedtuple("CommonSymbol", "symbol size file")):
+    __slots__ = ()
 
 
-@dataclass(frozen=True, slots=True)
-class DiscardedSection:
-    section: str
-    address: int
-    size: int
-    file: str
+class DiscardedSection(namedtuple("DiscardedSection", "section address size file")):
+    __slots__ = ()
 
 
-@dataclass(frozen=True, slots=True)
-class MemoryRegion:
-    name: str
-    origin: int
-    length: int
-    attributes: str
+class MemoryRegion(namedtuple("MemoryRegion", "name origin length attributes")):
+    __slots__ = ()
 
 
-@dataclass(frozen=True)
-class LinkMap:
-    archive_members: tuple[ArchiveInclusion, ...] = ()
-    commons: tuple[CommonSymbol, ...] = ()
-    discarded: tuple[DiscardedSection, ...] = ()
-    memory: tuple[MemoryRegion, ...] = ()
-    loads: tuple[str, ...] = ()                 # LOAD paths, in order
-    load_lines: tuple[str, ...] = ()            # LOAD paths plus "START GROUP"/"END GROUP"
-    cref: dict[str, tuple[str, ...]] = field(default_factory=dict)   # definition first
+class LinkMap(namedtuple("LinkMap", "archive_members commons discarded memory loads load_lines "
+                                    "cref")):
+    """The tables of one map. loads: LOAD paths, in order; load_lines: LOAD paths plus
+    "START GROUP"/"END GROUP"; cref: symbol -> files, the definition first."""
+    __slots__ = ()
+
+    def __new__(cls, archive_members: tuple[ArchiveInclusion, ...] = (),
+                commons: tuple[CommonSymbol, ...] = (),
+                discarded: tuple[DiscardedSection, ...] = (),
+                memory: tuple[MemoryRegion, ...] = (), loads: tuple[str, ...] = (),
+                load_lines: tuple[str, ...] = (),
+                cref: dict[str, tuple[str, ...]] | None = None):
+        return super().__new__(cls, archive_members, commons, discarded, memory, loads,
+                               load_lines, {} if cref is None else cref)
 
 
 class MapLines:

@@ -8,7 +8,7 @@ on the link path). COMDAT groups and the symbols that relocations refer to are r
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass
+from collections import namedtuple
 from functools import cached_property
 from pathlib import Path
 
@@ -25,12 +25,10 @@ _REL = struct.Struct(S.struct_format(S.REL_FIELDS))
 _RELA = struct.Struct(S.struct_format(S.RELA_FIELDS))
 
 
-@dataclass(frozen=True, slots=True)
-class ComdatGroup:
+class ComdatGroup(namedtuple("ComdatGroup", "signature sections")):
     """A COMDAT section group: ld keeps the first group with a signature
     (docs/linker-semantics.md §1.3)."""
-    signature: str
-    sections: tuple[int, ...]
+    __slots__ = ()
 
 
 def _words(data, offset: int, size: int) -> list[int]:
@@ -243,15 +241,9 @@ _NOT_INPUT = frozenset((S.SHT_NULL, S.SHT_SYMTAB, S.SHT_STRTAB, S.SHT_REL, S.SHT
                         S.SHT_SYMTAB_SHNDX, S.SHT_GROUP))
 
 
-@dataclass(frozen=True, slots=True)
-class Section:
-    index: int
-    name: str
-    type: int
-    flags: int
-    size: int
-    link: int
-    group: int          # index of the SHT_GROUP section holding it, or 0
+class Section(namedtuple("Section", "index name type flags size link group")):
+    """group: index of the SHT_GROUP section holding it, or 0."""
+    __slots__ = ()
 
 
 class SectionTable:

@@ -3,18 +3,16 @@ GitHub annotations. A result names the image it is about and, when there is one,
 whose definition it should be shown at (weaklink.report.sourceloc finds the source line)."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections import namedtuple
 
 from weaklink.report.rules import DIFF_RULES, SEVERITY_LEVEL
 
 
-@dataclass(frozen=True)
-class Result:
-    rule: str
-    level: str                 # error | warning | note
-    message: str
-    image: str                 # the ELF the result is about
-    symbol: str | None = None  # raw .symtab name
+class Result(namedtuple("Result", "rule level message image symbol", defaults=(None,))):
+    """level: error | warning | note; image: the ELF the result is about; symbol: its raw
+    .symtab name, or None. (A named tuple: analyze imports this module, and importing
+    dataclasses costs more than analysing a small image.)"""
+    __slots__ = ()
 
 
 def _finding(f, image: str, level: str | None = None) -> Result:

@@ -6,15 +6,13 @@ contract's rule and kind names: never rename them.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections import namedtuple
 
 
-@dataclass(frozen=True)
-class Rule:
-    id: str
-    short: str
-    help: str
-    level: str = "warning"      # the SARIF default level: error | warning | note
+class Rule(namedtuple("Rule", "id short help level", defaults=("warning",))):
+    """level: the SARIF default level, error | warning | note. (A named tuple, as
+    weaklink.report.results.Result.)"""
+    __slots__ = ()
 
 
 _ANALYZE = (

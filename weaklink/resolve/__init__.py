@@ -9,7 +9,6 @@ driver, gc, outcome and oracle live in its own package.
 """
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Sequence
 
 from weaklink.errors import UsageError
@@ -45,4 +44,4 @@ def link_driver(argv: Sequence[str], *, cwd: str | None = None, **kw) -> LinkRes
     arguments come from `ARGS -###` (compiler_driver.py); the result's `ld_args` holds them."""
     args, plugin = ld_command([str(a) for a in argv], cwd=None if cwd is None else str(cwd))
     result = link(args, cwd=cwd, plugin=plugin, **kw)
-    return dataclasses.replace(result, ld_args=tuple(args))
+    return result._replace(ld_args=tuple(args))

@@ -10,8 +10,7 @@ a UsageError, so a prediction is never silently made for a link we do not model.
 from __future__ import annotations
 
 import shlex
-from dataclasses import dataclass, field
-from pathlib import Path
+from collections import namedtuple
 
 from weaklink.errors import UsageError
 
@@ -54,67 +53,50 @@ UNSUPPORTED = {
 }
 
 
-@dataclass(frozen=True, slots=True)
-class InputItem:
+class InputItem(namedtuple("InputItem", "kind arg whole value children lazy",
+                           defaults=("", False, 0, (), 0))):
     """One positional input: kind is 'file', 'library', 'defsym', 'script' (a -T script's
-    assignments, at its place), 'group'."""
-    kind: str
-    arg: str = ""
-    whole: bool = False
-    value: int = 0
-    children: tuple["InputItem", ...] = ()
-    lazy: int = 0               # lld --start-lib ... --end-lib: an object loaded like a
-                                # member; the number of its --start-lib block (0: not lazy)
+    assignments, at its place), 'group'. lazy: lld --start-lib ... --end-lib: an object
+    loaded like a member; the number of its --start-lib block (0: not lazy)."""
+    __slots__ = ()
 
 
-@dataclass(frozen=True, slots=True)
-class LinkOptions:
-    inputs: tuple[InputItem, ...]
-    undefined: tuple[str, ...] = ()
-    entry: str | None = None
-    require_defined: tuple[str, ...] = ()
-    muldefs: bool = False
-    search_dirs: tuple[str, ...] = ()
-    scripts: tuple[str, ...] = ()
-    trace: tuple[str, ...] = ()
-    nostdlib: bool = False
-    gc_sections: bool = False
-    demangle: bool = True       # ld prints C++ names demangled unless --no-demangle
-    wrap: tuple[str, ...] = ()  # --wrap=SYM (wrap.py)
-    cref: bool = False          # --cref: ld notices every symbol (notice_all), which -y sees
-    print_gc: bool = False
-    emulation: str | None = None   # -m EMULATION: chooses ld's default script
-    plugin: bool = False        # -plugin: ld loads a plugin (rules.py: ld/plugin.c notices)
-    init: str = "_init"         # -init / -fini: DT_INIT/DT_FINI names, --gc-sections roots
-    fini: str = "_fini"
-    output: str = "a.out"       # -o: ld's own definitions in the output are listed under it
+class LinkOptions(namedtuple(
+        "LinkOptions", "inputs undefined entry require_defined muldefs search_dirs scripts "
+        "trace nostdlib gc_sections demangle wrap cref print_gc emulation plugin init fini output",
+        defaults=((), None, (), False, (), (), (), False, False, True, (), False, False, None,
+                  False, "_init", "_fini", "a.out"))):
+    """The options of one ld command line. demangle: ld prints C++ names demangled unless
+    --no-demangle; wrap: --wrap=SYM (wrap.py); cref: --cref, ld notices every symbol
+    (notice_all), which -y sees; emulation: -m EMULATION, which chooses ld's default script;
+    plugin: -plugin, ld loads a plugin (rules.py: ld/plugin.c notices); init, fini: -init /
+    -fini, the DT_INIT/DT_FINI names, --gc-sections roots; output: -o, ld's own definitions
+    in the output are listed under it."""
+    __slots__ = ()
 
 
-@dataclass
 class _State:
-    stack: list = field(default_factory=lambda: [[]])
-    whole: bool = False
-    undefined: list = field(default_factory=list)
-    require: list = field(default_factory=list)
-    dirs: list = field(default_factory=list)
-    scripts: list = field(default_factory=list)
-    trace: list = field(default_factory=list)
-    entry: str | None = None
-    muldefs: bool = False
-    nostdlib: bool = False
-    gc_sections: bool = False
-    demangle: bool = True
-    wrap: list = field(default_factory=list)
-    cref: bool = False
-    print_gc: bool = False
-    emulation: str | None = None
-    plugin: bool = False
-    init: str = "_init"
-    fini: str = "_fini"
-    output: str = "a.out"
-    lld: bool = False           # accept lld's --start-lib / --end-lib
-    lib: int = 0                # inside the n-th --start-lib block (0: outside)
-    libs: int = 0
+    """The command line read so far: the input stack (a group opens a level) and the
+    options, as LinkOptions will hold them."""
+
+    def __init__(self, lld: bool = False):
+        self.stack: list = [[]]
+        self.whole = False
+        self.undefined: list = []
+        self.require: list = []
+        self.dirs: list = []
+        self.scripts: list = []
+        self.trace: list = []
+        self.entry: str | None = None
+        self.muldefs = self.nostdlib = self.gc_sections = False
+        self.demangle = True
+        self.wrap: list = []
+        self.cref = self.print_gc = self.plugin = False
+        self.emulation: str | None = None
+        self.init, self.fini, self.output = "_init", "_fini", "a.out"
+        self.lld = lld              # accept lld's --start-lib / --end-lib
+        self.lib = 0                # inside the n-th --start-lib block (0: outside)
+        self.libs = 0
 
 
 def option_value(arg: str, args: list[str], i: int, names: tuple[str, ...]) -> tuple[str | None, int]:
@@ -235,7 +217,8 @@ def expand_response_files(args: list[str], depth: int = 0) -> list[str]:
         if depth > 8:
             raise UsageError(f"{arg}: response files nested too deeply")
         try:
-            text = Path(arg[1:]).read_text()
+            with open(arg[1:]) as f:
+                text = f.read()
         except OSError:
             out.append(arg)              # ld, too, treats an unreadable @FILE as a file name
             continue

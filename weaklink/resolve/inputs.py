@@ -12,7 +12,7 @@ from __future__ import annotations
 import mmap
 import os
 import stat
-from dataclasses import dataclass
+from collections import namedtuple
 
 from weaklink.errors import InputError
 from weaklink.read.archive import Archive, is_archive
@@ -21,15 +21,13 @@ from weaklink.resolve.cmdline import InputItem
 MAP_FROM = 1 << 20
 
 
-@dataclass(frozen=True)
-class Wording:
-    """How a linker words an input it cannot open ({} is the library name or the OS reason)."""
-    missing: str            # the file is not there
-    unreadable: str         # the OS refused it
-    no_library: str         # no -lNAME along the search path
-    # GNU ld takes any file starting "!<" for an archive (and fails on a bad one); lld treats
-    # only the two archive magics as archives
-    archive_prefix: bytes = b"!<arch>\n"
+class Wording(namedtuple("Wording", "missing unreadable no_library archive_prefix",
+                         defaults=(b"!<arch>\n",))):
+    """How a linker words an input it cannot open ({} is the library name or the OS reason):
+    missing, the file is not there; unreadable, the OS refused it; no_library, no -lNAME
+    along the search path. archive_prefix: GNU ld takes any file starting "!<" for an
+    archive (and fails on a bad one); lld treats only the two archive magics as archives."""
+    __slots__ = ()
 
 
 GNU_WORDING = Wording("No such file or directory", "cannot read: {}",

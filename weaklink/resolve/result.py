@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 from collections import namedtuple
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from functools import cached_property
 
 SCHEMA_VERSION = 1
@@ -20,34 +19,25 @@ LINKER_SYMBOL_REDEFINED = "linker-symbol-redefined"  # lld: an input defines a n
 NOT_MODELLED = "not-modelled"
 
 
-@dataclass(frozen=True, slots=True)
-class Diagnostic:
-    kind: str
-    symbol: str
-    file: str | None
-    message: str
+class Diagnostic(namedtuple("Diagnostic", "kind symbol file message")):
+    __slots__ = ()
 
     def to_json(self) -> dict:
         return {"kind": self.kind, "symbol": self.symbol, "file": self.file,
                 "message": self.message}
 
 
-@dataclass(frozen=True, slots=True)
-class Extraction:
+class Extraction(namedtuple("Extraction", "member file symbol")):
     """One row of the map's "Archive member included to satisfy reference by file (symbol)"."""
-    member: str
-    file: str | None
-    symbol: str
+    __slots__ = ()
 
     def to_json(self) -> dict:
         return {"member": self.member, "file": self.file, "symbol": self.symbol}
 
 
-@dataclass(frozen=True, slots=True)
-class Collected:
+class Collected(namedtuple("Collected", "file section")):
     """A section --gc-sections removes (ld: "removing unused section 'S' in file 'F'")."""
-    file: str
-    section: str
+    __slots__ = ()
 
     def to_json(self) -> dict:
         return {"file": self.file, "section": self.section}
@@ -67,38 +57,35 @@ class SymbolInfo(namedtuple("SymbolInfo", "binding file size section value kept"
                 "section": self.section, "value": self.value, "kept": self.kept}
 
 
-@dataclass(frozen=True, slots=True)
-class WhyNot:
+class WhyNot(namedtuple("WhyNot", "symbol file reason detail")):
     """A definition of SYM present in the inputs that did not win, and the reason."""
-    symbol: str
-    file: str
-    reason: str
-    detail: str
+    __slots__ = ()
 
     def to_json(self) -> dict:
         return {"symbol": self.symbol, "file": self.file, "reason": self.reason,
                 "detail": self.detail}
 
 
-@dataclass(frozen=True)
-class LinkResult:
+class LinkResult(namedtuple("LinkResult", "ok errors warnings loaded extracted symbol_table "
+                                         "cref trace why_not collected gc_sections "
+                                         "print_gc_sections ld_args flavor")):
     """Everything decided is computed by link(); the per-symbol table (one record per global
-    name, the bulk of the work on large links) is built on first access of `symbols`."""
-    ok: bool
-    errors: tuple[Diagnostic, ...]
-    warnings: tuple[Diagnostic, ...]
-    loaded: tuple[str, ...]
-    extracted: tuple[Extraction, ...]
-    symbol_table: Callable[[], dict[str, SymbolInfo]] = field(repr=False, compare=False,
-                                                               default=dict)
-    cref: dict[str, tuple[str, ...]] = field(default_factory=dict)
-    trace: tuple[str, ...] = ()
-    why_not: tuple[WhyNot, ...] = ()
-    collected: tuple[Collected, ...] = ()       # --gc-sections, in --print-gc-sections order
-    gc_sections: bool = False
-    print_gc_sections: bool = False              # the ld line asked for --print-gc-sections
-    ld_args: tuple[str, ...] | None = None       # the ld command line modelled (driver lines)
-    flavor: str = "gnu"             # which linker's rules: "gnu" (GNU ld) or "lld" (ld.lld)
+    name, the bulk of the work on large links) is built on first access of `symbols`, by
+    calling `symbol_table`. collected: the sections --gc-sections removes, in
+    --print-gc-sections order; print_gc_sections: the ld line asked for it; ld_args: the ld
+    command line modelled (driver lines); flavor: whose rules, "gnu" (GNU ld) or "lld"."""
+    # (no __slots__: `symbols` is kept in the instance's __dict__)
+
+    def __new__(cls, ok: bool, errors: tuple[Diagnostic, ...], warnings: tuple[Diagnostic, ...],
+                loaded: tuple[str, ...], extracted: tuple[Extraction, ...],
+                symbol_table: Callable[[], dict[str, SymbolInfo]] = dict,
+                cref: dict[str, tuple[str, ...]] | None = None, trace: tuple[str, ...] = (),
+                why_not: tuple[WhyNot, ...] = (), collected: tuple[Collected, ...] = (),
+                gc_sections: bool = False, print_gc_sections: bool = False,
+                ld_args: tuple[str, ...] | None = None, flavor: str = "gnu"):
+        return super().__new__(cls, ok, errors, warnings, loaded, extracted, symbol_table,
+                               {} if cref is None else cref, trace, why_not, collected,
+                               gc_sections, print_gc_sections, ld_args, flavor)
 
     @cached_property
     def symbols(self) -> dict[str, SymbolInfo]:

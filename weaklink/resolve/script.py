@@ -20,7 +20,7 @@ from __future__ import annotations
 import fnmatch
 import os
 import re
-from dataclasses import dataclass, field
+from collections import namedtuple
 from functools import lru_cache
 
 from weaklink.errors import InputError, read_input
@@ -30,18 +30,12 @@ from weaklink.read.ldscript import InputFile, InputSectionRule
 DISCARD = "/DISCARD/"
 
 
-@dataclass(frozen=True)
-class ScriptSymbols:
-    name: str
-    entry: str | None
-    extern: tuple[str, ...]
-    provide: tuple[str, ...]
-    assigned: tuple[str, ...] = ()
-    values: dict = field(default_factory=dict)        # name -> int | None (last assignment)
-    inputs: tuple[InputFile, ...] = ()
-    rules: tuple[InputSectionRule, ...] = ()
-    search_dirs: tuple[str, ...] = ()
-    aliases: dict = field(default_factory=dict)       # name -> the one symbol its value reads
+class ScriptSymbols(namedtuple("ScriptSymbols", "name entry extern provide assigned values "
+                                               "inputs rules search_dirs aliases")):
+    """What resolution needs of a script: values, name -> int | None (the last assignment);
+    aliases, name -> the one symbol its value reads; inputs (InputFile), rules
+    (InputSectionRule)."""
+    __slots__ = ()
 
     @property
     def keeps(self) -> tuple[InputSectionRule, ...]:

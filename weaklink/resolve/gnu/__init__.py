@@ -5,7 +5,6 @@ linker_defined) → gc (gcgraph) with --gc-sections → outcome / explain → Li
 """
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Sequence
 
 from weaklink.resolve import cmdline
@@ -21,9 +20,9 @@ def link(args: Sequence[str], *, cref: bool = False, trace: Sequence[str] = (),
     """Model `arm-none-eabi-ld ARGS` (weaklink.resolve.link with flavor "gnu")."""
     opts = cmdline.parse(list(map(str, args)))
     if cref and not opts.cref:
-        opts = dataclasses.replace(opts, cref=True)
+        opts = opts._replace(cref=True)
     if plugin and not opts.plugin:           # collect2 loads the LTO plugin (compiler_driver)
-        opts = dataclasses.replace(opts, plugin=True)
+        opts = opts._replace(plugin=True)
     traced = tuple(dict.fromkeys([*opts.trace, *trace]))
     with no_gc():
         state = Linker(opts, watch=frozenset(why_not), cwd=None if cwd is None else str(cwd)).run()

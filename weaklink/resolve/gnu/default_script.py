@@ -5,10 +5,9 @@ its version line and the emulation. For newlib links it is what defines `end`,
 `__bss_start__`, `__bss_end__` (docs/linker-semantics.md §5)."""
 from __future__ import annotations
 
-import dataclasses
 import functools
+import json
 import os
-import pickle
 import subprocess
 import zlib
 from pathlib import Path
@@ -47,22 +46,36 @@ def default_script(emulation: str | None = None):
     """ld's default script for `emulation`, parsed (resolve/script.py ScriptSymbols); the
     parse is cached next to the text."""
     ld = toolchain.tool("ld")
-    shape = ",".join(f.name for cls in (ScriptSymbols, ldscript.Assignment,
-                                         ldscript.InputSectionRule, ldscript.SectionPattern,
-                                         ldscript.InputFile) for f in dataclasses.fields(cls))
+    shape = "tuples:" + ",".join(f for cls in (ScriptSymbols, ldscript.Assignment,
+                                                ldscript.InputSectionRule,
+                                                ldscript.SectionPattern, ldscript.InputFile)
+                                 for f in cls._fields)
     version = f"{zlib.crc32(shape.encode()):08x}"          # the parsed records' layout
-    parsed = _cache_dir() / f"{_key(ld, emulation)}-{version}.pickle"
+    parsed = _cache_dir() / f"{_key(ld, emulation)}-{version}.json"
     if parsed.exists():
         try:
-            return pickle.loads(parsed.read_bytes())
-        except Exception:                 # a stale or foreign cache file: parse again
+            return _from_json(json.loads(parsed.read_text()))
+        except (ValueError, TypeError, IndexError):    # a stale or foreign file: parse again
             pass
     text, name = default_script_text(emulation)
     sc = parse_script(text, name)
     tmp = parsed.with_suffix(f".{os.getpid()}.tmp")
-    tmp.write_bytes(pickle.dumps(sc))
+    tmp.write_text(json.dumps(sc))                     # the records as JSON arrays
     os.replace(tmp, parsed)
     return sc
+
+
+def _from_json(d: list) -> ScriptSymbols:
+    """The ScriptSymbols json.dumps wrote as nested arrays, with its tuples and records."""
+    name, entry, extern, provide, assigned, values, inputs, rules, dirs, aliases = d
+    return ScriptSymbols(
+        name, entry, tuple(extern), tuple(provide), tuple(assigned), values,
+        tuple(ldscript.InputFile(*f) for f in inputs),
+        tuple(ldscript.InputSectionRule(file, tuple(excluded),
+                                        tuple(ldscript.SectionPattern(p, tuple(x))
+                                              for p, x in sections), keep, output)
+              for file, excluded, sections, keep, output in rules),
+        tuple(dirs), aliases)
 
 
 @functools.lru_cache(maxsize=8)

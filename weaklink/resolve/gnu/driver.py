@@ -13,8 +13,6 @@
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 from weaklink.errors import InputError
 from weaklink.read.archive import Archive
 from weaklink.read.elfstructs import ELF_MAGIC
@@ -29,37 +27,39 @@ from weaklink.resolve.script import ScriptSymbols, find_file, parse_script, read
 from weaklink.resolve.wrap import Wrap
 
 
-@dataclass
 class ArchiveInstance:
     """One command-line occurrence of an archive (a group rescans the same instance)."""
-    archive: Archive
-    whole: bool
-    loaded: set = field(default_factory=set)     # member offsets extracted from it
-    last_scan_seq: int = -1
+
+    def __init__(self, archive: Archive, whole: bool):
+        self.archive = archive
+        self.whole = whole
+        self.loaded: set = set()        # member offsets extracted from it
+        self.last_scan_seq = -1
 
 
-@dataclass
 class LinkState:
     """Everything the driver decided, for result.py and explain.py to read."""
-    opts: LinkOptions
-    table: R.SymbolTable
-    files: list = field(default_factory=list)          # display names, index = file id
-    objects: list = field(default_factory=list)        # ObjectFile per file id
-    dead: dict = field(default_factory=dict)           # file id -> discarded section indices
-    extracted: list = field(default_factory=list)      # (member file id, ref file id, symbol)
-    instances: list = field(default_factory=list)      # ArchiveInstance, in scan order
-    kept_groups: dict = field(default_factory=dict)    # COMDAT signature -> file id
-    roots: tuple = ()
-    entry: str | None = None
-    provide: tuple = ()
-    provided: set = field(default_factory=set)         # PROVIDEs that have fired
-    wrap: Wrap = field(default_factory=Wrap)
-    collected: dict = field(default_factory=dict)      # file id -> sections --gc-sections drops
-    default: ScriptSymbols | None = None               # ld's built-in script (no -T)
-    scripts: list = field(default_factory=list)        # every script read, -T ones first
-    assigned_by: dict = field(default_factory=dict)    # name -> ("script"|"absolute", value)
-    gc_removed: list = field(default_factory=list)     # (file id, section) as --print-gc-sections
-    linker_defined: dict = field(default_factory=dict)  # name -> (owner file id, section)
+
+    def __init__(self, opts: LinkOptions, table: R.SymbolTable, wrap: Wrap):
+        self.opts = opts
+        self.table = table
+        self.wrap = wrap
+        self.files: list = []                  # display names, index = file id
+        self.objects: list = []                # ObjectFile per file id
+        self.dead: dict = {}                   # file id -> discarded section indices
+        self.extracted: list = []              # (member file id, ref file id, symbol)
+        self.instances: list = []              # ArchiveInstance, in scan order
+        self.kept_groups: dict = {}            # COMDAT signature -> file id
+        self.roots: tuple = ()
+        self.entry: str | None = None
+        self.provide: tuple = ()
+        self.provided: set = set()             # PROVIDEs that have fired
+        self.collected: dict = {}              # file id -> sections --gc-sections drops
+        self.default: ScriptSymbols | None = None   # ld's built-in script (no -T)
+        self.scripts: list = []                # every script read, -T ones first
+        self.assigned_by: dict = {}            # name -> ("script"|"absolute", value)
+        self.gc_removed: list = []             # (file id, section) as --print-gc-sections
+        self.linker_defined: dict = {}         # name -> (owner file id, section)
 
     def ignored_sections(self, fid: int) -> frozenset:
         """Sections of a file whose relocations ld never processes: discarded COMDAT
