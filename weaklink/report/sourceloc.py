@@ -8,7 +8,7 @@ line of its declaration.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections import namedtuple
 
 from weaklink.analyze.attribution import Attribution
 from weaklink.read import elfstructs as S
@@ -16,10 +16,8 @@ from weaklink.read.dwarf import DwarfError
 from weaklink.read.image import Image
 
 
-@dataclass(frozen=True)
-class SourceLocation:
-    file: str          # as DWARF names it, joined to the unit's DW_AT_comp_dir when relative
-    line: int
+# file: as DWARF names it, joined to the unit's DW_AT_comp_dir when relative
+SourceLocation = namedtuple("SourceLocation", "file line")
 
 
 def locate(image_path: str, names: list[str]) -> dict[str, SourceLocation]:

@@ -44,4 +44,5 @@ def link_driver(argv: Sequence[str], *, cwd: str | None = None, **kw) -> LinkRes
     arguments come from `ARGS -###` (compiler_driver.py); the result's `ld_args` holds them."""
     args, plugin = ld_command([str(a) for a in argv], cwd=None if cwd is None else str(cwd))
     result = link(args, cwd=cwd, plugin=plugin, **kw)
-    return result._replace(ld_args=tuple(args))
+    result.ld_args = tuple(args)
+    return result

@@ -66,26 +66,32 @@ class WhyNot(namedtuple("WhyNot", "symbol file reason detail")):
                 "detail": self.detail}
 
 
-class LinkResult(namedtuple("LinkResult", "ok errors warnings loaded extracted symbol_table "
-                                         "cref trace why_not collected gc_sections "
-                                         "print_gc_sections ld_args flavor")):
-    """Everything decided is computed by link(); the per-symbol table (one record per global
+class LinkResult:
+    """What a link decides, computed by link(). The per-symbol table (one record per global
     name, the bulk of the work on large links) is built on first access of `symbols`, by
-    calling `symbol_table`. collected: the sections --gc-sections removes, in
-    --print-gc-sections order; print_gc_sections: the ld line asked for it; ld_args: the ld
-    command line modelled (driver lines); flavor: whose rules, "gnu" (GNU ld) or "lld"."""
-    # (no __slots__: `symbols` is kept in the instance's __dict__)
+    calling `symbol_table`."""
 
-    def __new__(cls, ok: bool, errors: tuple[Diagnostic, ...], warnings: tuple[Diagnostic, ...],
-                loaded: tuple[str, ...], extracted: tuple[Extraction, ...],
-                symbol_table: Callable[[], dict[str, SymbolInfo]] = dict,
-                cref: dict[str, tuple[str, ...]] | None = None, trace: tuple[str, ...] = (),
-                why_not: tuple[WhyNot, ...] = (), collected: tuple[Collected, ...] = (),
-                gc_sections: bool = False, print_gc_sections: bool = False,
-                ld_args: tuple[str, ...] | None = None, flavor: str = "gnu"):
-        return super().__new__(cls, ok, errors, warnings, loaded, extracted, symbol_table,
-                               {} if cref is None else cref, trace, why_not, collected,
-                               gc_sections, print_gc_sections, ld_args, flavor)
+    def __init__(self, ok: bool, errors: tuple[Diagnostic, ...], warnings: tuple[Diagnostic, ...],
+                 loaded: tuple[str, ...], extracted: tuple[Extraction, ...],
+                 symbol_table: Callable[[], dict[str, SymbolInfo]] = dict,
+                 cref: dict[str, tuple[str, ...]] | None = None, trace: tuple[str, ...] = (),
+                 why_not: tuple[WhyNot, ...] = (), collected: tuple[Collected, ...] = (),
+                 gc_sections: bool = False, print_gc_sections: bool = False,
+                 ld_args: tuple[str, ...] | None = None, flavor: str = "gnu"):
+        self.ok = ok
+        self.errors = errors
+        self.warnings = warnings
+        self.loaded = loaded
+        self.extracted = extracted
+        self.symbol_table = symbol_table
+        self.cref = {} if cref is None else cref
+        self.trace = trace
+        self.why_not = why_not
+        self.collected = collected              # --gc-sections, in --print-gc-sections order
+        self.gc_sections = gc_sections
+        self.print_gc_sections = print_gc_sections  # the ld line asked for --print-gc-sections
+        self.ld_args = ld_args                  # the ld command line modelled (driver lines)
+        self.flavor = flavor                    # whose rules: "gnu" (GNU ld) or "lld" (ld.lld)
 
     @cached_property
     def symbols(self) -> dict[str, SymbolInfo]:
