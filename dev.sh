@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Set-up and the two entry points, for a fresh Debian machine (as root, for the apt step):
-#   ./dev.sh demo   build the fixture firmware, predict each link, check each image on the NPU
+#   ./dev.sh demo   build the fixture firmware, predict each link, check each image on the NPU,
+#                   and boot the images QEMU can run (weaklink demo --run)
 #   ./dev.sh test   run the test suite (exit status is pytest's)
 # Each installs the arm-none-eabi cross toolchain with apt when it is missing, and the
 # package with its extras into a virtual environment (.venv, or $WEAKLINK_VENV).
@@ -42,7 +43,7 @@ ensure_venv() {
 }
 
 case "${1:-}" in
-    demo) shift; ensure_toolchain; ensure_venv; exec "$VENV/bin/weaklink" demo "$@" ;;
+    demo) shift; ensure_toolchain; ensure_venv; exec "$VENV/bin/weaklink" demo --run "$@" ;;
     test) shift; ensure_toolchain; ensure_venv; exec "$VENV/bin/python" -m pytest "$@" ;;
     *) echo "usage: ./dev.sh demo|test [args...]" >&2; exit 2 ;;
 esac

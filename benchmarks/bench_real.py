@@ -51,6 +51,7 @@ CACHE = REPO / ".cache" / "bench_real"
 CHECK_WALL, CHECK_RSS_MB = 0.5, 150
 NM_RATIO = {1_000: 2.0, 10_000: 2.0, 200_000: 3.0}
 EXTRA_FUNCTIONS = 600
+GNU_TIME = "/usr/bin/time"
 
 # A unit of the application: newlib's formatted I/O, allocation and strings, libstdc++'s
 # operator new and its throw helpers (std::string), and many small functions, so that the
@@ -153,7 +154,12 @@ def _run(tool: str, argv: list[str], cwd: Path) -> None:
 
 
 def measure(argv: list[str]) -> tuple[float, float, int]:
-    """(wall seconds, peak RSS in MB, exit status) of one process; stdout to /dev/null."""
+    """(wall seconds, peak RSS in MB, exit status) of one process; stdout to /dev/null.
+
+    The peak RSS is that of the process alone: on Linux a child started by vfork (as
+    subprocess starts it) has the parent's memory counted in its ru_maxrss when it execs, and
+    this script's parent holds the fixture builders and numpy; so the RSS comes from GNU
+    time's report of a grandchild when /usr/bin/time is there, else from wait4 (an upper bound)."""
     t0 = time.perf_counter()
     proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                             env=bench_analyze._user_env())
@@ -163,7 +169,12 @@ def measure(argv: list[str]) -> tuple[float, float, int]:
     proc.returncode = os.waitstatus_to_exitcode(status)
     if proc.returncode not in (0, 1):
         sys.exit(f"{' '.join(argv)} failed ({proc.returncode}): {err.decode()[-2000:]}")
-    return wall, usage.ru_maxrss / 1024, proc.returncode
+    rss = usage.ru_maxrss / 1024
+    if os.path.exists(GNU_TIME):
+        timed = subprocess.run([GNU_TIME, "-f", "%M", *argv], stdout=subprocess.DEVNULL,
+                               stderr=subprocess.PIPE, env=bench_analyze._user_env(), text=True)
+        rss = int(timed.stderr.strip().splitlines()[-1]) / 1024
+    return wall, rss, proc.returncode
 
 
 def best(commands: dict[str, list[str]], repeat: int) -> dict[str, tuple[float, float]]:

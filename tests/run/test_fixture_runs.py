@@ -199,6 +199,8 @@ def test_demo_run_column(run_variants):
     assert by["weak-custom-u85"].run.cell().startswith("not run: code at 0x12000000")
     assert by["weak-example-u85tcm"].run.cell() == "exit 0, output = LiteRT"
     assert by["weak-custom-u85tcm"].run.cell().startswith("hang")
+    # check's `error` (out of bounds) and the run agree: the firmware ends, the NPU overran
+    assert by["weak-too-small-u65"].run.cell() == "exit 0, NPU wrote out of bounds"
     assert by["weak-example-u85tcm"].run.to_json()["output_equals_litert"] is True
     assert by["extern-custom-u55"].run is None                      # the link failed
     assert "run on QEMU" in report.to_table()

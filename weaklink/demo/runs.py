@@ -57,6 +57,9 @@ class RowRun:
             text = f"hang ({r.timeout:g} s)"
         else:
             text = r.outcome
+        if any(j.status == "error" for j in r.invocations):
+            # the emulator bounded each region by the size passed; the NPU wrote past it
+            text += ", NPU wrote out of bounds"
         if self.litert is not None:
             text += ", output = LiteRT" if self.litert else ", output ≠ LiteRT"
         return text + ("" if self.comparison.agree else ", differs")
@@ -115,9 +118,13 @@ def litert_checksum(tflite: Path) -> int | None:
 
 
 def _short(why: str) -> str:
-    """The loader's reason, up to the board it names."""
+    """The loader's reason in a table cell: where the segment starts, and the board."""
     head = why.split(" (", 1)[0]
-    return head.replace("a segment loads ", "code at ").replace("a segment occupies ", "memory at ")
+    m = re.match(r"a segment (loads|occupies) (0x[0-9a-f]+)\.\.0x[0-9a-f]+, outside (\S+)'s memory", head)
+    if m is None:
+        return head
+    what = "code" if m.group(1) == "loads" else "memory"
+    return f"{what} at {m.group(2)}, not on {m.group(3)}"
 
 
 def footnotes(rows) -> list[str]:
