@@ -204,6 +204,12 @@ def test_demo_run_column(run_variants):
     assert by["weak-example-u85tcm"].run.to_json()["output_equals_litert"] is True
     assert by["extern-custom-u55"].run is None                      # the link failed
     assert "run on QEMU" in report.to_table()
+    # the README shows this table (`./dev.sh demo`), with the demo's own 5 s hang timeout
+    import re
+    from weaklink.cachedir import REPO
+    readme = (REPO / "README.md").read_text().split("## Two commands", 1)[1]
+    shown = re.findall(r"```\n(backend .*?)```", readme, re.S)[0].rstrip()
+    assert report.to_table().rstrip().replace("hang (3 s)", "hang (5 s)") == shown
     assert report.to_json()["rows"][0]["run"]["ran"] is True
 
 
