@@ -55,6 +55,8 @@ class Invocation:
     result: object = None     # npu.RunResult
     written: list[tuple[int, int]] = field(default_factory=list)  # (address, bytes) put into guest memory
     interrupt: bool = False   # the completion interrupt was raised
+    interrupt_at: str | None = None    # what delivered it: wfe | wfi | status poll | register read | next job | timeout
+    interrupt_pc: int | None = None    # where the CPU was then
     note: str | None = None
     hardware: object = None   # npu.RunResult without the firmware's sizes (an `error` job)
 
@@ -76,7 +78,8 @@ class Invocation:
         return {"index": self.index, "pc": self.pc, "stream_address": self.stream_address,
                 "stream_size": self.stream_size, "bases": [b.to_json() for b in self.bases],
                 "status": self.status, "cycles": self.cycles, "diagnosis": self.result.diagnosis,
-                "mode": self.mode, "interrupt": self.interrupt,
+                "mode": self.mode, "interrupt": self.interrupt, "interrupt_at": self.interrupt_at,
+                "interrupt_pc": self.interrupt_pc,
                 "written": [{"address": a, "size": n} for a, n in self.written],
                 "note": self.note, "emulation": self.result.to_json()}
 

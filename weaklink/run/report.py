@@ -17,6 +17,11 @@ from weaklink.run.session import DriverCall, End
 
 SCHEMA_VERSION = 1
 EOT = "\x04"
+# What delivered a job's interrupt (weaklink.run.irq), as the table says it.
+AT = {"wfe": "when the CPU waited for it (WFE)", "wfi": "when the CPU waited for it (WFI)",
+      "status poll": "when the firmware polled STATUS", "register read": "when the firmware read an NPU register",
+      "next job": "when the driver started the next job",
+      "timeout": "after the job's time, the firmware not waiting for it"}
 
 
 @dataclass
@@ -162,7 +167,8 @@ def _job_lines(job: Invocation, image: RunImage) -> list[str]:
         spans = ", ".join(f"0x{a:08x}+{n}" for a, n in job.written)
         out.append(f"  written into guest memory: {spans}")
     if job.interrupt:
-        out.append("  completion interrupt raised")
+        out.append(f"  completion interrupt raised {AT.get(job.interrupt_at, job.interrupt_at)}, "
+                   f"at {image.where(job.interrupt_pc)}")
     if job.note:
         out.append(f"  {job.note}")
     return out
