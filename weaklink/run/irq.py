@@ -19,9 +19,11 @@ behaviour can depend on it, which is one of:
   interrupt wakes it, so the job completes there: the instruction is taken as executed (woken),
   then the interrupt is raised and the CPU takes it after the WFE/WFI as on the hardware (or,
   when the firmware masks it, goes on with it pending). The instructions are found in the
-  image's executable sections by the Thumb rule that fixes instruction boundaries (a halfword
-  follows a 32-bit encoding's first halfword as its second: `thumbisa.is_wide`), and are
-  breakpoints only while a job runs;
+  image's executable sections by a linear decode (a halfword after a 32-bit encoding's first
+  halfword is its second: `thumbisa.is_wide`), restarted at each `$t` mapping symbol and
+  skipping `$d` data (ELF for the Arm Architecture, "Mapping symbols"); in a stripped image a
+  literal that looks like one is a breakpoint that never stops the CPU. They are breakpoints
+  only while a job runs;
 - "status poll", "register read": the firmware reads the NPU's registers while the job runs.
   The first RUNNING_READS reads see it running (STATUS.state 1, irq_raised and cmd_end_reached
   0, QREAD 0, the PMU counters as at the start): no job is over within a register read, since
@@ -44,6 +46,7 @@ firmware's own vector table and handler, as it would take the hardware's.
 """
 from __future__ import annotations
 
+import bisect
 import struct
 from dataclasses import dataclass, field
 
@@ -81,25 +84,42 @@ def wait_sites(elf: ElfFile) -> dict[int, tuple[str, int]]:
              if s.sh_flags & S.SHF_EXECINSTR and s.sh_flags & S.SHF_ALLOC and s.sh_type != S.SHT_NOBITS]
     if not spans:
         spans = [(p.p_vaddr, p.p_offset, p.p_filesz) for p in elf.phdrs if p.p_type == 1 and p.p_flags & PF_X]
+    marks = _mapping_symbols(elf)
+    starts = [address for address, _ in marks]
     out = {}
     for address, offset, size in spans:
         code = bytes(elf.data[offset:offset + size])
         for pattern, kind in WAITS.items():
             at = code.find(pattern)
             while at >= 0:
-                if at % 2 == 0 and _starts_instruction(code, at):
+                k = bisect.bisect_right(starts, address + at) - 1
+                mark = marks[k] if k >= 0 and marks[k][0] >= address else None
+                lo = mark[0] - address if mark else 0
+                if at % 2 == 0 and (mark is None or mark[1] == "t") and _starts_instruction(code, lo, at):
                     out[(address + at) & ~1] = (kind, len(pattern))
                 at = code.find(pattern, at + 1)
     return out
 
 
-def _starts_instruction(code: bytes, at: int) -> bool:
-    """Whether a linear decode from the section's start reaches `at` as an instruction start.
-    A halfword that is not a 32-bit encoding's first is followed by an instruction start
-    whatever it is itself (an instruction, or a 32-bit one's second half); so counting back
-    over the run of first-halfword-looking ones before `at`: an even count is a start."""
+def _mapping_symbols(elf: ElfFile) -> list[tuple[int, str]]:
+    """The image's `$t` (Thumb code follows) and `$d` (data follows) symbols, by address."""
+    if elf.symtab_index is None or not len(elf.symbols):
+        return []
+    values = elf.symbols["st_value"]
+    marks = {}
+    for k, name in enumerate(elf.symbol_names()):
+        if name[:2] in ("$t", "$d", "$a") and (len(name) == 2 or name[2] == "."):
+            marks[int(values[k]) & ~1] = name[1]
+    return sorted(marks.items())
+
+
+def _starts_instruction(code: bytes, lo: int, at: int) -> bool:
+    """Whether a linear decode from `lo` reaches `at` as an instruction start. A halfword that
+    is not a 32-bit encoding's first is followed by an instruction start whatever it is itself
+    (an instruction, or a 32-bit one's second half); so counting back over the run of
+    first-halfword-looking ones before `at`: an even count is a start."""
     run = 0
-    while at - 2 * (run + 1) >= 0 and is_wide(struct.unpack_from("<H", code, at - 2 * (run + 1))[0]):
+    while at - 2 * (run + 1) >= lo and is_wide(struct.unpack_from("<H", code, at - 2 * (run + 1))[0]):
         run += 1
     return run % 2 == 0
 
