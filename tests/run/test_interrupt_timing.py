@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from weaklink import toolchain
+from weaklink.cachedir import REPO
 from weaklink.run import run
 from weaklink.run.board import AN547
 from weaklink.run.image import load
@@ -122,8 +123,10 @@ def test_a_flag_cleared_after_the_start_sees_the_interrupt(qemu, cross_toolchain
     (job,) = report.invocations
     assert job.status == "ok" and job.interrupt and job.written == [(0x31002000, 4096)]
     assert job.interrupt_at == wait
-    data = report.to_json()["invocations"][0]
+    document = report.to_json()
+    data = document["invocations"][0]
     assert data["interrupt_at"] == wait and data["interrupt"] is True
+    assert documented_run_fields() == (set(document), set(data))
     where = report.image.where(job.interrupt_pc)
     assert "(main+0x" in where, where
     if wait != "timeout":          # the interrupt came at the wait instruction itself
@@ -165,3 +168,13 @@ waits:
                 re.finditer(r"^\s*([0-9a-f]+):\s+[0-9a-f ]+\s+(wfe|wfi)(?:\.w)?\s*$", out, re.M)}
     found = {address: kind for address, (kind, _) in load(elf, AN547).waits.items()}
     assert len(expected) == 5 and found == expected
+
+
+def documented_run_fields() -> tuple[set[str], set[str]]:
+    """docs/json-contract.md's `weaklink run --json`: the top-level table, and Invocation."""
+    text = (REPO / "docs" / "json-contract.md").read_text()
+    section = text.split("\n## `weaklink run --json`\n", 1)[1].split("\n## ", 1)[0]
+    top = {name for line in section.splitlines() if line.startswith("| `")
+           for name in re.findall(r"`([a-z_0-9]+)`", line.split(" | ")[0])}
+    invocation = re.search(r"Invocation: `\{(.*?)\}`", section, re.S).group(1)
+    return top, {name.strip() for name in invocation.split(",")}

@@ -53,6 +53,7 @@ from dataclasses import dataclass, field
 from weaklink.bind.thumbisa import is_wide
 from weaklink.read import elfstructs as S
 from weaklink.read.elf import ElfFile
+from weaklink.run.job import Invocation
 
 RUNNING_READS = 4         # reads of the register page that see a job running
 SPIN_BUDGET = 0.05        # seconds of wall time before a job nobody waits for completes
@@ -66,11 +67,16 @@ WAITS = {b"\x20\xbf": "wfe", b"\x30\xbf": "wfi", b"\xaf\xf3\x02\x80": "wfe", b"\
 class Pending:
     """A job that runs: its invocation, when the CPU went on after starting it, the reads it
     has seen, and the bytes the NPU writes, held until it completes."""
-    job: object               # weaklink.run.job.Invocation
+    job: Invocation
     since: float
     budget: float
     writes: list[tuple[int, bytes]] = field(default_factory=list)
     reads: int = 0
+
+    def abandon(self) -> None:
+        """The run ended first: the job's note says so."""
+        note = "the run ended while the job ran: the firmware never waited for its interrupt"
+        self.job.note = f"{self.job.note}; {note}" if self.job.note else note
 
 
 def budget(cycles: float, core_clock: float) -> float:

@@ -12,8 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from weaklink.run.image import RunImage
-from weaklink.run.job import Invocation
-from weaklink.run.session import DriverCall, End
+from weaklink.run.job import DriverCall, Invocation
+from weaklink.run.session import End
 
 SCHEMA_VERSION = 1
 EOT = "\x04"
@@ -167,8 +167,8 @@ def _job_lines(job: Invocation, image: RunImage) -> list[str]:
         spans = ", ".join(f"0x{a:08x}+{n}" for a, n in job.written)
         out.append(f"  written into guest memory: {spans}")
     if job.interrupt:
-        out.append(f"  completion interrupt raised {AT.get(job.interrupt_at, job.interrupt_at)}, "
-                   f"at {image.where(job.interrupt_pc)}")
+        out.append("  completion interrupt raised")
+        out.append(f"  delivered {AT.get(job.interrupt_at, job.interrupt_at)}, at {image.where(job.interrupt_pc)}")
     if job.note:
         out.append(f"  {job.note}")
     return out

@@ -31,7 +31,7 @@ from weaklink.run import rsp
 from weaklink.run.device import PAGE, STATUS, EthosU
 from weaklink.run.image import FAULTS, INVOKE, RunImage
 from weaklink.run.irq import RUNNING_READS, STUB_LENGTH, HeldMemory, Pending, budget, condition_passes, stub_code
-from weaklink.run.job import Invocation, run_job
+from weaklink.run.job import DriverCall, Invocation, driver_call, run_job
 from weaklink.run.qemu import Qemu
 from weaklink.run.thumb import decode, it_advance
 
@@ -46,19 +46,6 @@ SIGINT = 2                # the stop a Ctrl-C (rsp.INTERRUPT) gives
 IT_BITS = (0x3F << 10) | (0x3 << 25)
 THUMB = 1 << 24           # xPSR.T: an M-profile CPU executes Thumb only
 CODE_BLOCK = 256          # bytes of code read at once for decoding the NPU's loads and stores
-
-
-@dataclass(frozen=True)
-class DriverCall:
-    """Arguments of one `ethosu_invoke_v3` call (AAPCS: r0-r3, then the stack)."""
-    pc: int
-    custom_data: int
-    custom_data_size: int
-    bases: tuple[tuple[int, int, int], ...]     # (region, address, size)
-
-    def to_json(self) -> dict:
-        return {"custom_data": self.custom_data, "custom_data_size": self.custom_data_size,
-                "bases": [{"region": r, "address": a, "size": n} for r, a, n in self.bases]}
 
 
 @dataclass
@@ -119,8 +106,7 @@ class Session:
             except rsp.RspError as e:
                 end = self._qemu_end(str(e))
             if self.pending is not None:
-                self.pending.job.note = ((self.pending.job.note + "; ") if self.pending.job.note else "") + \
-                    "the run ended while the job ran: the firmware never waited for its interrupt"
+                self.pending.abandon()
             return end, self.qemu.uart_text(), self.qemu.semihosting_text()
         finally:
             self.qemu.close()
@@ -406,12 +392,6 @@ class Session:
                    if stacked is not None else name)
 
     def _driver_call(self, regs: list[int]) -> None:
-        c = self.client
-        args = struct.unpack("<III", c.read_memory(regs[SP], 12))
-        count = args[1]
-        if not 0 <= count <= 8:
-            return
-        addresses = struct.unpack(f"<{count}Q", c.read_memory(regs[3], 8 * count)) if count else ()
-        sizes = struct.unpack(f"<{count}I", c.read_memory(args[0], 4 * count)) if count else ()
-        self.calls.append(DriverCall(regs[PC], regs[1], regs[2],
-                                     tuple((i, a, n) for i, (a, n) in enumerate(zip(addresses, sizes)))))
+        call = driver_call(HeldMemory(self.client), regs)
+        if call is not None:
+            self.calls.append(call)
