@@ -32,10 +32,13 @@ behaviour can depend on it, which is one of:
   small. The next read completes the job first: the interrupt is raised (and taken, when the
   firmware lets it) before the read, which then sees the NPU stopped and done;
 - "next job": the driver starts another stream while this one runs (the NPU runs one at a time);
-- "timeout": neither happens within SPIN_BUDGET seconds of wall time, or the job's own
-  duration at the system config's core clock when that is longer: a driver spinning on a RAM
-  flag. QEMU's virtual clock follows the host's clock (no -icount), so the guest's own timers
-  see at least the job's duration. The interrupt is raised wherever the CPU is then.
+- "timeout": neither happens while QEMU runs the CPU for SPIN_BUDGET seconds of its own CPU
+  time (Linux's per-thread schedstat), or for the job's own duration at the system config's
+  core clock when that is longer: a driver spinning on a RAM flag. CPU time, so that a loaded
+  host does not cut the CPU's way to its wait short; QEMU's virtual clock follows the host's
+  (no -icount), so the guest's own timers see at least the job's duration. A CPU that uses no
+  time (halted where no WFI was found), or a system without schedstat, gets HALTED seconds of
+  wall time more. The interrupt is raised wherever the CPU is then.
 A job the emulator says hangs completes never: nothing is raised, the firmware waits as it would
 on the hardware. Each job reports which event delivered its interrupt (`interrupt_at`).
 
@@ -48,6 +51,7 @@ from __future__ import annotations
 
 import bisect
 import struct
+import time
 from dataclasses import dataclass, field
 
 from weaklink.bind.thumbisa import is_wide
@@ -56,7 +60,8 @@ from weaklink.read.elf import ElfFile
 from weaklink.run.job import Invocation
 
 RUNNING_READS = 4         # reads of the register page that see a job running
-SPIN_BUDGET = 0.05        # seconds of wall time before a job nobody waits for completes
+SPIN_BUDGET = 0.05        # QEMU CPU seconds before a job nobody waits for completes
+HALTED = 1.0             # wall seconds past the budget for a CPU that does not run
 PF_X = 0x1
 
 # The wait-for-event/interrupt hints (Armv8-M ARM, "Hint instructions"): 16-bit, then 32-bit .W
@@ -68,10 +73,18 @@ class Pending:
     """A job that runs: its invocation, when the CPU went on after starting it, the reads it
     has seen, and the bytes the NPU writes, held until it completes."""
     job: Invocation
-    since: float
+    cpu: float | None         # QEMU's CPU seconds when the job started (None: not known)
+    wall: float               # time.monotonic() then
     budget: float
     writes: list[tuple[int, bytes]] = field(default_factory=list)
     reads: int = 0
+
+    def left(self, cpu: float | None) -> float:
+        """Seconds of the budget left, given QEMU's CPU seconds now."""
+        wall = self.wall + self.budget + HALTED - time.monotonic()
+        if cpu is None or self.cpu is None:
+            return wall
+        return min(self.cpu + self.budget - cpu, wall)
 
     def abandon(self) -> None:
         """The run ended first: the job's note says so."""

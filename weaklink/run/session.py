@@ -173,10 +173,9 @@ class Session:
         c = self.client
         c.resume()
         while True:
-            now = time.monotonic()
-            left = self.deadline - now
-            job_left = self.pending.since + self.pending.budget - now if self.pending else POLL
-            stop = c.wait(max(min(POLL, left, job_left), 0))
+            left = self.deadline - time.monotonic()
+            job_left = self.pending.left(self.qemu.cpu_seconds()) if self.pending else POLL
+            stop = c.wait(max(min(POLL, left, max(job_left / 2, 0.002)), 0))
             if stop is not None:
                 if stop.exited:
                     raise Ended(self._exited(stop))
@@ -331,7 +330,8 @@ class Session:
             self.client.insert(rsp.BREAKPOINT, address)
         clock = load_vela_ini().system_config(self.system_config).core_clock
         self.npu_seconds += time.monotonic() - begun
-        self.pending = Pending(job, time.monotonic(), budget(done.cycles["total"], clock), memory.writes)
+        self.pending = Pending(job, self.qemu.cpu_seconds(), time.monotonic(), budget(done.cycles["total"], clock),
+                               memory.writes)
 
     def _waits(self, regs: list[int]) -> None:
         """The CPU is at a WFE or WFI while the job runs: it sleeps there until the job's
