@@ -6,10 +6,11 @@ The hardware (Arm Ethos-U55/U65 register map, ethos-u-core-driver `ethosu55_inte
 reads 1 ("Running") until the stream ends; then the NPU sets STATUS.irq_raised and
 cmd_end_reached and drives its IRQ line (IRQ 56 on Corstone-300), which stays raised until the
 driver writes CMD.clear_irq. A job takes the emulator's cycles: for Vela-compiled networks,
-tens of thousands to millions of NPU cycles, while the CPU reaches the driver's wait in a few
-hundred. Arm's driver then waits in `ethosu_semaphore_take`, whose bare-metal default is
-`while (count == 0) __WFE();` (shared/research/executorch_ethosu.md); the interrupt handler
-reads STATUS, gives the semaphore, and the exception's return wakes the WFE.
+tens of thousands to millions of NPU cycles, while the CPU's way from the store to CMD to the
+driver's wait is a few returns and calls. Arm's driver waits in `ethosu_semaphore_take`, whose
+bare-metal default is `while (count == 0) __WFE();` (ethos-u-core-driver `ethosu_driver.c`,
+weak; measured in the TFLM and ExecuTorch builds: their one WFE is there); the interrupt
+handler reads STATUS, gives the semaphore, and the exception's return wakes the WFE.
 
 QEMU has no timing model, so the job's result is exact and its duration is not. The job is
 computed when CMD is written (the NPU reads its inputs from then on); the bytes it writes reach
