@@ -178,3 +178,46 @@ def documented_run_fields() -> tuple[set[str], set[str]]:
            for name in re.findall(r"`([a-z_0-9]+)`", line.split(" | ")[0])}
     invocation = re.search(r"Invocation: `\{(.*?)\}`", section, re.S).group(1)
     return top, {name.strip() for name in invocation.split(",")}
+
+
+CONDITIONAL = DRIVER + r"""
+int main(void) {
+    NVIC_ISER1 = 1u << (56 - 32);
+    start();
+    done = 0;
+    /* r0 = 0: `it COND; wfeCOND` waits only when COND holds on cmp r0, #0 */
+    __asm volatile("movs r0, #0\n cmp r0, #0\n it " COND "\n .global conditional_wfe\n"
+                   "conditional_wfe: wfe" COND "\n" ::: "r0", "cc");
+    while (!done) { __asm volatile("wfe"); }
+    say("copied\n");
+    return copied() ? 0 : 3;
+}
+"""
+
+
+@pytest.mark.parametrize("cond, waits_there", [("eq", True), ("ne", False)])
+def test_a_wfe_in_an_it_block_waits_only_when_its_condition_holds(qemu, cross_toolchain, tmp_path, cond,
+                                                                   waits_there):
+    elf = build_firmware(tmp_path, f'#define COND "{cond}"\n' + CONDITIONAL)
+    out = subprocess.run([toolchain.tool("nm"), str(elf)], capture_output=True, text=True).stdout
+    conditional = int(re.search(r"^([0-9a-f]+) T conditional_wfe$", out, re.M).group(1), 16) & ~1
+    report = run(elf, **U55, timeout=10)
+    assert report.outcome == "exit" and report.exit_code == 0, report.to_table()
+    (job,) = report.invocations
+    assert conditional in report.image.waits and job.interrupt_at == "wfe"
+    assert (job.interrupt_pc == conditional) == waits_there
+
+
+def test_the_job_time_is_qemu_cpu_time_with_wall_time_for_a_cpu_that_does_not_run():
+    """The budget runs on QEMU's CPU seconds; a halted CPU (or no schedstat) gets HALTED wall
+    seconds more, and a job longer than SPIN_BUDGET at its clock keeps its own duration."""
+    import time
+
+    from weaklink.run.irq import HALTED, SPIN_BUDGET, Pending, budget
+
+    assert budget(1_000, 500e6) == SPIN_BUDGET and budget(100e6, 500e6) == pytest.approx(0.2)
+    now = time.monotonic()
+    p = Pending(job=None, cpu=10.0, wall=now, budget=SPIN_BUDGET)
+    assert p.left(10.0 + SPIN_BUDGET) <= 0 < p.left(10.0)                 # CPU time spent: over
+    assert SPIN_BUDGET + HALTED - 0.5 < Pending(None, None, now, SPIN_BUDGET).left(None) <= SPIN_BUDGET + HALTED
+    assert Pending(None, 10.0, now - SPIN_BUDGET - HALTED, SPIN_BUDGET).left(10.0) <= 0   # halted: wall
