@@ -142,6 +142,17 @@ def test_a_driver_polling_status_sees_the_job_running_then_done(qemu, cross_tool
     assert job.interrupt_at == "status poll" and job.written == [(0x31002000, 4096)]
 
 
+def test_a_driver_polling_qread_sees_it_advance_only_at_the_end(qemu, cross_toolchain, tmp_path):
+    """QREAD (the stream bytes the NPU has consumed) reads 0 while the job runs, QSIZE after."""
+    poller = POLLER.replace("while ((status = NPU[STATUS]) & RUNNING) ++running;",
+                            "while (NPU[0x18 / 4] != sizeof stream) ++running;\n    status = NPU[STATUS];")
+    assert poller != POLLER
+    report = run(build_firmware(tmp_path, poller), **U55, timeout=10)
+    assert report.outcome == "exit" and report.exit_code == 0, report.to_table()
+    assert re.search(r"running reads (\d+)", report.uart).group(1) == str(RUNNING_READS)
+    assert report.invocations[0].interrupt_at == "register read"
+
+
 def test_the_wait_instructions_are_those_objdump_decodes(cross_toolchain, tmp_path):
     """Every WFE and WFI the disassembler finds (16-bit and .W) is a wait site, and nothing
     else: the literal pool in between holds the same bytes at an instruction's second half."""
