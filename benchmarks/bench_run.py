@@ -7,7 +7,8 @@ debugger, as a process, to its exit (the process reaped, as `run()` reaps its QE
 firmware then finds no NPU (its registers read 0), its driver's soft reset fails and it exits at
 once; a core_platform image prints its exit line and spins (timed to that line). `weaklink run` is the whole
 `run()` call in this process: QEMU started halted, the GDB stub attached, every NPU register
-access served, each job emulated (timing and bytes), the completion interrupt raised.
+access served, each job emulated (timing and bytes), its completion interrupt raised when the
+firmware waits for it (weaklink.run.irq; the outcome column says what delivered it).
 
 Prints, per image, the best of N (the two interleaved within each round, on a shared machine):
 the bare wall, the run's wall, the NPU emulation's own time inside the run (the regions' bytes
@@ -104,7 +105,9 @@ def main(argv=None) -> int:
             wall = time.perf_counter() - t
             if wall < best_run:
                 best_run, npu = wall, report.seconds["npu"]
-            outcome = f"{report.outcome} {report.exit_code}, {len(report.invocations)} job(s)"
+            delivered = sorted({str(j.interrupt_at) for j in report.invocations})
+            outcome = f"{report.outcome} {report.exit_code}, {len(report.invocations)} job(s)" + \
+                (f", interrupt at {'/'.join(delivered)}" if delivered else "")
         if best_bare is None:     # the bare image never exits: no ratio, the run's own wall
             print(f"{name:<28} {'never':>8} {best_run:>7.3f}s {npu:>7.3f}s {'-':>15}  {outcome} "
                   "(bare: no exit within 10 s without the NPU, or a lockup)")

@@ -1,6 +1,7 @@
 """Small firmware for mps3-an547 built from source in a test with the real cross toolchain:
-a vector table whose fault vectors all go to `Fault_Handler`, UART0 output (`say`), and
-main's return value as the semihosting exit status."""
+a vector table whose fault vectors all go to `Fault_Handler` and whose NPU interrupt (IRQ 56)
+goes to `NPU_IRQHandler` when the test defines one, UART0 output (`say`), and main's return
+value as the semihosting exit status."""
 from __future__ import annotations
 
 import subprocess
@@ -26,9 +27,10 @@ extern uint32_t __stack_top;
 int main(void);
 void Reset_Handler(void);
 void Fault_Handler(void) { for (;;) {} }
-__attribute__((section(".vectors"), used)) void (*const vectors[16])(void) = {
+void NPU_IRQHandler(void) __attribute__((weak, alias("Fault_Handler")));
+__attribute__((section(".vectors"), used)) void (*const vectors[16 + 64])(void) = {
     (void (*)(void))&__stack_top, Reset_Handler, Fault_Handler, Fault_Handler, Fault_Handler,
-    Fault_Handler, Fault_Handler, Fault_Handler };
+    Fault_Handler, Fault_Handler, Fault_Handler, [16 + 56] = NPU_IRQHandler };
 static volatile uint32_t *const uart = (uint32_t *)0x49303000u;
 void say(const char *s) { while (*s) { while (uart[1] & 1u) {} uart[0] = (uint8_t)*s++; } }
 static void semihosting_exit(int status) {

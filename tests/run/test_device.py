@@ -6,7 +6,7 @@ import subprocess
 
 from weaklink import toolchain
 from weaklink.run import device as d
-from weaklink.run.session import stub_code
+from weaklink.run.irq import stub_code
 
 
 def npu() -> d.EthosU:

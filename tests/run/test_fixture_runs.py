@@ -63,6 +63,9 @@ def test_u55_runners_run_to_completion_with_litert_bytes(run_variants, name):
     assert report.outcome == "exit" and report.exit_code == 0, report.to_table()
     assert len(report.invocations) == 1 and report.invocations[0].status == "ok"
     assert report.invocations[0].interrupt and report.invocations[0].written
+    # the driver waits with WFE (fixtures/firmware/driver): the interrupt comes there
+    assert report.invocations[0].interrupt_at == "wfe"
+    assert "ethosu_invoke_v3+0x" in report.image.where(report.invocations[0].interrupt_pc)
     assert printed_checksum(report.uart) == litert_checksum("u55")
     # the firmware read the NPU's PMU cycle counter: the emulator's cycles, through the registers
     assert f"NPU cycles (PMU) {report.invocations[0].cycles}" in report.uart
@@ -108,6 +111,7 @@ def test_missing_override_hangs_where_check_says(run_variants, name):
     assert static.verdict == "hang" and report.outcome == "hang" and report.status == 1
     job = report.invocations[0]
     assert job.status == "hang" and not job.interrupt and job.bases[2].address == 0
+    assert job.interrupt_at is None and job.interrupt_pc is None
     # the same fault: the region check names, at the same command, for the same reason
     assert job.result.fault_region == static.run.fault_region == 2
     assert job.result.diagnosis == static.run.diagnosis
@@ -126,6 +130,7 @@ def test_u85_override_in_sram_runs_with_litert_bytes_on_the_corstone_320_map(run
     assert report.outcome == "exit" and report.exit_code == 0, report.to_table()
     (job,) = report.invocations
     assert job.mode == "functional" and job.status == "ok" and job.interrupt and job.note is None
+    assert job.interrupt_at == "wfe"
     assert printed_checksum(report.uart) == litert_checksum("u85tcm")
     assert f"NPU cycles (PMU) {job.cycles}" in report.uart
     assert [b.address for b in job.bases] == [0x70000330, 0x7000cbc0, 0x31000000]

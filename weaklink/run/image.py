@@ -1,6 +1,7 @@
 """What `run` needs to know about the image before it boots it: that it is an Arm image the
 board can load, its vector table (the fault handlers to watch), the driver functions it may
-watch when their symbols are there, and a few unused bytes where the interrupt stub can live."""
+watch when their symbols are there, the WFE and WFI instructions where it may wait for the NPU,
+and a few unused bytes where the interrupt stub can live."""
 from __future__ import annotations
 
 import struct
@@ -11,6 +12,7 @@ from weaklink.errors import InputError
 from weaklink.read import elfstructs as S
 from weaklink.read.elf import ElfFile
 from weaklink.run.board import Board
+from weaklink.run.irq import wait_sites
 
 PT_LOAD, SHF_ALLOC = 1, 0x2
 # Exception numbers of the fault vectors (Armv8-M): NMI, HardFault, MemManage, BusFault,
@@ -31,6 +33,7 @@ class RunImage:
     functions: dict[str, int] = field(default_factory=dict)
     stub: int = 0                     # where the interrupt stub is written
     symbols: tuple[tuple[int, int, str], ...] = ()      # FUNC symbols: (address, size, name)
+    waits: dict[int, tuple[str, int]] = field(default_factory=dict)   # WFE/WFI: address -> (kind, length)
 
     def where(self, pc: int | None) -> str:
         """`pc` as function+offset, when a function symbol covers it."""
@@ -68,7 +71,7 @@ def load(path: str | Path, board: Board) -> RunImage:
     symbols = _function_symbols(elf)
     functions = {name: address for address, _, name in symbols if name == INVOKE}
     return RunImage(path, board, sp, reset & ~1, handlers, functions,
-                    _stub_address(path, elf, loads, board), tuple(symbols))
+                    _stub_address(path, elf, loads, board), tuple(symbols), wait_sites(elf))
 
 
 def _in_memory(path, board: Board, address: int, size: int, verb: str) -> None:

@@ -33,6 +33,32 @@ WRAPPER = 32
 
 
 @dataclass(frozen=True)
+class DriverCall:
+    """Arguments of one `ethosu_invoke_v3` call (AAPCS: r0-r3, then the stack)."""
+    pc: int
+    custom_data: int
+    custom_data_size: int
+    bases: tuple[tuple[int, int, int], ...]     # (region, address, size)
+
+    def to_json(self) -> dict:
+        return {"custom_data": self.custom_data, "custom_data_size": self.custom_data_size,
+                "bases": [{"region": r, "address": a, "size": n} for r, a, n in self.bases]}
+
+
+def driver_call(memory, regs: list[int]) -> DriverCall | None:
+    """`ethosu_invoke_v3(drv, custom_data_ptr, custom_data_size, base_addr, base_addr_size,
+    num_base_addr, user_arg)` at its entry: r1-r3, and the rest on the stack (`regs` r0..r15)."""
+    stacked = struct.unpack("<III", memory.read(regs[13], 12))
+    count = stacked[1]
+    if not 0 <= count <= 8:
+        return None
+    addresses = struct.unpack(f"<{count}Q", memory.read(regs[3], 8 * count)) if count else ()
+    sizes = struct.unpack(f"<{count}I", memory.read(stacked[0], 4 * count)) if count else ()
+    return DriverCall(regs[15], regs[1], regs[2],
+                      tuple((i, a, n) for i, (a, n) in enumerate(zip(addresses, sizes))))
+
+
+@dataclass(frozen=True)
 class RunBase:
     region: int
     address: int
@@ -55,6 +81,8 @@ class Invocation:
     result: object = None     # npu.RunResult
     written: list[tuple[int, int]] = field(default_factory=list)  # (address, bytes) put into guest memory
     interrupt: bool = False   # the completion interrupt was raised
+    interrupt_at: str | None = None    # what delivered it: wfe | wfi | status poll | register read | next job | timeout
+    interrupt_pc: int | None = None    # where the CPU was then
     note: str | None = None
     hardware: object = None   # npu.RunResult without the firmware's sizes (an `error` job)
 
@@ -76,7 +104,8 @@ class Invocation:
         return {"index": self.index, "pc": self.pc, "stream_address": self.stream_address,
                 "stream_size": self.stream_size, "bases": [b.to_json() for b in self.bases],
                 "status": self.status, "cycles": self.cycles, "diagnosis": self.result.diagnosis,
-                "mode": self.mode, "interrupt": self.interrupt,
+                "mode": self.mode, "interrupt": self.interrupt, "interrupt_at": self.interrupt_at,
+                "interrupt_pc": self.interrupt_pc,
                 "written": [{"address": a, "size": n} for a, n in self.written],
                 "note": self.note, "emulation": self.result.to_json()}
 

@@ -81,6 +81,25 @@ class Qemu:
         text = self.stderr.read_text(errors="replace") if self.stderr.exists() else ""
         return "\n".join(line for line in text.splitlines() if "has no peer" not in line).strip()
 
+    def cpu_seconds(self) -> float | None:
+        """The CPU time QEMU's threads have run so far (its vCPU's among them): the sum of
+        Linux's /proc/PID/task/*/schedstat (nanoseconds on the CPU, first field); None where
+        the system has no such file."""
+        root = Path(f"/proc/{self.process.pid}/task")
+        try:
+            tasks = list(root.iterdir())
+        except OSError:
+            return None
+        total = 0
+        for task in tasks:
+            try:
+                total += int((task / "schedstat").read_text().split()[0])
+            except FileNotFoundError:          # a thread that ended meanwhile
+                continue
+            except (OSError, ValueError, IndexError):
+                return None
+        return total / 1e9
+
     def exited(self) -> int | None:
         return self.process.poll()
 

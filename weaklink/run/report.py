@@ -12,11 +12,16 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from weaklink.run.image import RunImage
-from weaklink.run.job import Invocation
-from weaklink.run.session import DriverCall, End
+from weaklink.run.job import DriverCall, Invocation
+from weaklink.run.session import End
 
 SCHEMA_VERSION = 1
 EOT = "\x04"
+# What delivered a job's interrupt (weaklink.run.irq), as the table says it.
+AT = {"wfe": "when the CPU waited for it (WFE)", "wfi": "when the CPU waited for it (WFI)",
+      "status poll": "when the firmware polled STATUS", "register read": "when the firmware read an NPU register",
+      "next job": "when the driver started the next job",
+      "timeout": "after the job's time, the firmware not waiting for it"}
 
 
 @dataclass
@@ -163,6 +168,7 @@ def _job_lines(job: Invocation, image: RunImage) -> list[str]:
         out.append(f"  written into guest memory: {spans}")
     if job.interrupt:
         out.append("  completion interrupt raised")
+        out.append(f"  delivered {AT.get(job.interrupt_at, job.interrupt_at)}, at {image.where(job.interrupt_pc)}")
     if job.note:
         out.append(f"  {job.note}")
     return out

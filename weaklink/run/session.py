@@ -5,16 +5,15 @@ How the NPU is served, for any driver version, stripped or inlined:
 - an access watchpoint covers each alias of the register page; the CPU stops before the load
   or store, the debugger performs it on the register model (weaklink.run.thumb,
   weaklink.run.device) and moves the PC past it;
-- the store to CMD that starts a job runs the command stream on `npu/` (weaklink.run.job): the
-  bytes it writes go into guest memory, then STATUS says done and the NPU's interrupt is raised;
-- the interrupt is raised from inside the guest: a debugger's write to the NVIC is dropped
-  (measured), so a five-instruction stub in memory the image does not use sets the IRQ's
-  Set-Pending bit (NVIC_ISPR). The CPU takes it when the firmware's masking allows, through the
-  firmware's own vector table and handler, as it would take the hardware's;
+- the store to CMD that starts a job runs the command stream on `npu/` (weaklink.run.job);
+  the job then runs until the firmware waits for it (a WFE or WFI), reads the NPU's registers
+  past a few polls, or spins for a while: then its bytes go into guest memory, STATUS says done
+  and the NPU's interrupt is raised from inside the guest (weaklink.run.irq has the rule and
+  the hardware facts it rests on);
 - a job the emulator says hangs raises nothing: the firmware waits, as on the hardware;
-- breakpoints: the fault vectors (a crash ends the run with the faulting PC), and, when the
-  image has the symbol, `ethosu_invoke_v3` (the sizes the firmware passes, which the NPU
-  never sees). Neither is needed to serve the NPU.
+- breakpoints: the fault vectors (a crash ends the run with the faulting PC), the image's WFE
+  and WFI while a job runs, and, when the image has the symbol, `ethosu_invoke_v3` (the sizes
+  the firmware passes, which the NPU never sees). None is needed to serve the NPU.
 """
 from __future__ import annotations
 
@@ -24,13 +23,15 @@ import time
 from dataclasses import dataclass, field
 
 from npu.hw import accelerator as npu_accelerator
+from npu.hw import load_vela_ini
 from npu.soc import load_soc
 
 from weaklink.errors import InputError
 from weaklink.run import rsp
-from weaklink.run.device import PAGE, EthosU
+from weaklink.run.device import PAGE, STATUS, EthosU
 from weaklink.run.image import FAULTS, INVOKE, RunImage
-from weaklink.run.job import Invocation, run_job
+from weaklink.run.irq import RUNNING_READS, STUB_LENGTH, HeldMemory, Pending, budget, condition_passes, stub_code
+from weaklink.run.job import DriverCall, Invocation, driver_call, run_job
 from weaklink.run.qemu import Qemu
 from weaklink.run.thumb import decode, it_advance
 
@@ -41,22 +42,10 @@ POLL = 0.05               # seconds between looks at the UART while the firmware
 EOT = b"\x04"
 EXIT_LINE = re.compile(rb"Application exit code: (-?\d+)\.\r?\n")
 XPSR, PC, SP, LR = 16, 15, 13, 14
+SIGINT = 2                # the stop a Ctrl-C (rsp.INTERRUPT) gives
 IT_BITS = (0x3F << 10) | (0x3 << 25)
 THUMB = 1 << 24           # xPSR.T: an M-profile CPU executes Thumb only
 CODE_BLOCK = 256          # bytes of code read at once for decoding the NPU's loads and stores
-
-
-@dataclass(frozen=True)
-class DriverCall:
-    """Arguments of one `ethosu_invoke_v3` call (AAPCS: r0-r3, then the stack)."""
-    pc: int
-    custom_data: int
-    custom_data_size: int
-    bases: tuple[tuple[int, int, int], ...]     # (region, address, size)
-
-    def to_json(self) -> dict:
-        return {"custom_data": self.custom_data, "custom_data_size": self.custom_data_size,
-                "bases": [{"region": r, "address": a, "size": n} for r, a, n in self.bases]}
 
 
 @dataclass
@@ -90,6 +79,7 @@ class Session:
     boot_seconds: float = 0.0
     decoded: dict = field(default_factory=dict)
     code: dict = field(default_factory=dict)     # CODE_BLOCK-aligned address -> bytes
+    pending: Pending | None = None               # the job that runs, until its interrupt
 
     def run(self) -> tuple[End, bytes, bytes]:
         """Boot, serve, and return how it ended, the UART bytes and semihosting's."""
@@ -115,6 +105,8 @@ class Session:
                 end = e.end
             except rsp.RspError as e:
                 end = self._qemu_end(str(e))
+            if self.pending is not None:
+                self.pending.abandon()
             return end, self.qemu.uart_text(), self.qemu.semihosting_text()
         finally:
             self.qemu.close()
@@ -165,6 +157,10 @@ class Session:
                 self._access(regs)
             elif target is not None and pc == target:
                 return None
+            elif self.pending is not None and pc in self.image.waits:
+                self._waits(regs)
+            elif self.pending is not None and stop.signal == SIGINT:
+                self._deliver("timeout", pc)
             elif pc in self.faults:
                 raise Ended(self._crash(regs))
             elif pc == self.image.functions.get(INVOKE):
@@ -178,7 +174,8 @@ class Session:
         c.resume()
         while True:
             left = self.deadline - time.monotonic()
-            stop = c.wait(max(min(POLL, left), 0))
+            job_left = self.pending.left(self.qemu.cpu_seconds()) if self.pending else POLL
+            stop = c.wait(max(min(POLL, left, max(job_left / 2, 0.002)), 0))
             if stop is not None:
                 if stop.exited:
                     raise Ended(self._exited(stop))
@@ -190,6 +187,11 @@ class Session:
                 raise Ended(End("eot", int(m.group(1)) if m else None,
                                 detail="the firmware sent end-of-transmission (0x04) on the UART"
                                 if EOT in uart else "the firmware printed its exit line"))
+            if self.pending is not None and job_left <= 0 and left > 0:
+                stop = c.interrupt()          # the job's time is up: stop the CPU where it spins
+                if stop is None or stop.exited:
+                    raise Ended(self._exited(stop) if stop else End("qemu", detail="QEMU did not stop"))
+                return stop
             if left <= 0:
                 stop = c.interrupt()
                 pc = c.core_registers()[PC] if stop is not None and not stop.exited else None
@@ -215,16 +217,16 @@ class Session:
             return End("exit", rc - 256 if rc > 127 else rc, detail="QEMU exited")
         return End("qemu", detail=f"QEMU stopped: {detail}")
 
-    def _step_over(self, pc: int) -> None:
+    def _step_over(self, pc: int, kind: int = rsp.HW_BREAKPOINT) -> None:
         """QEMU stops at a breakpoint again at once: step off it with it removed."""
         c = self.client
-        c.remove(rsp.HW_BREAKPOINT, pc)
+        c.remove(kind, pc)
         stop = c.step()
         if stop.exited:
             raise Ended(self._exited(stop))
         if stop.watch:
             self._access(c.core_registers())
-        c.insert(rsp.HW_BREAKPOINT, pc)
+        c.insert(kind, pc)
 
     # -- the register page -------------------------------------------------------------------------
     def _page(self, address: int) -> int | None:
@@ -244,6 +246,10 @@ class Session:
         if not any(self._page(a) is not None for a in range(address, address + span, access.size)):
             raise Ended(End("crash", pc=pc, detail=f"the access watchpoint stopped an instruction whose "
                             f"address 0x{address:08x} is not in the NPU's register page"))
+        if access.load and self.pending is not None:
+            self.pending.reads += 1
+            if self.pending.reads > RUNNING_READS:     # done by now: before this read
+                self._deliver("status poll" if self._page(address) == STATUS else "register read", pc)
         started = None
         for k, rt in enumerate(access.registers):
             at = address + k * access.size
@@ -298,28 +304,61 @@ class Session:
             value = (self.device.read(offset) & ~(mask << shift)) | (value << shift)
         return self.device.write(offset, value)
 
-    # -- a job and its interrupt ---------------------------------------------------------------
+    # -- a job and its interrupt (weaklink.run.irq) --------------------------------------------
     def _job(self, start, pc: int) -> None:
+        if self.pending is not None:              # the NPU runs one stream at a time
+            self._deliver("next job", pc)
         begun = time.monotonic()
         call = self.calls[-1] if self.calls else None
         sizes = {r: n for r, _, n in call.bases} if call else None
-        job = run_job(start, len(self.invocations), pc, GuestMemory(self.client),
+        memory = HeldMemory(self.client)
+        job = run_job(start, len(self.invocations), pc, memory,
                       accelerator=self.accelerator, system_config=self.system_config,
                       memory_mode=self.memory_mode, soc=self.soc, functional=self.functional,
                       sizes=sizes, required=self.required)
-        self.npu_seconds += time.monotonic() - begun
         self.invocations.append(job)
         done = job.completed
         if done.status == "hang":
             job.note = "the NPU never completes: no interrupt is raised"
+            self.npu_seconds += time.monotonic() - begun
             return
         if job.status == "error":
             job.note = ("the emulator's check failed (see the NPU line); the NPU itself has no such "
                         f"check: it ran the stream to its end in {int(done.cycles['total'])} cycles "
                         "and raised its interrupt")
-        self.device.finish({"cycles": done.cycles["total"], **done.pmu}, self.ports)
+        for address in self.image.waits:
+            self.client.insert(rsp.BREAKPOINT, address)
+        clock = load_vela_ini().system_config(self.system_config).core_clock
+        self.npu_seconds += time.monotonic() - begun
+        self.pending = Pending(job, self.qemu.cpu_seconds(), time.monotonic(), budget(done.cycles["total"], clock),
+                               memory.writes)
+
+    def _waits(self, regs: list[int]) -> None:
+        """The CPU is at a WFE or WFI while the job runs: it sleeps there until the job's
+        interrupt wakes it. The instruction counts as executed, then the interrupt comes."""
+        pc = regs[PC]
+        kind, length = self.image.waits[pc]
+        if not condition_passes(regs[XPSR]):      # in an IT block, its condition fails: not a wait
+            self._step_over(pc, rsp.BREAKPOINT)
+            return
+        after = list(regs[:17])
+        after[PC], after[XPSR] = pc + length, it_advance(regs[XPSR])
+        self.client.write_core_registers(after)
+        self._deliver(kind, pc)
+
+    def _deliver(self, trigger: str, pc: int) -> None:
+        """The job completes: its bytes into guest memory, STATUS and the PMU, the interrupt."""
+        pending, self.pending = self.pending, None
+        for address in self.image.waits:
+            self.client.remove(rsp.BREAKPOINT, address)
+        begun = time.monotonic()
+        for address, data in pending.writes:
+            self.client.write_memory(address, data)
+        self.npu_seconds += time.monotonic() - begun
+        job = pending.job
+        self.device.finish({"cycles": job.completed.cycles["total"], **job.completed.pmu}, self.ports)
         self._raise_irq()
-        job.interrupt = True
+        job.interrupt, job.interrupt_at, job.interrupt_pc = True, trigger, pc
 
     def _raise_irq(self) -> None:
         """Run the stub: it sets the NPU IRQ's pending bit from inside the guest."""
@@ -353,42 +392,6 @@ class Session:
                    if stacked is not None else name)
 
     def _driver_call(self, regs: list[int]) -> None:
-        c = self.client
-        args = struct.unpack("<III", c.read_memory(regs[SP], 12))
-        count = args[1]
-        if not 0 <= count <= 8:
-            return
-        addresses = struct.unpack(f"<{count}Q", c.read_memory(regs[3], 8 * count)) if count else ()
-        sizes = struct.unpack(f"<{count}I", c.read_memory(args[0], 4 * count)) if count else ()
-        self.calls.append(DriverCall(regs[PC], regs[1], regs[2],
-                                     tuple((i, a, n) for i, (a, n) in enumerate(zip(addresses, sizes)))))
-
-
-class GuestMemory:
-    def __init__(self, client: rsp.GdbClient):
-        self.client = client
-
-    def read(self, address: int, size: int) -> bytes:
-        return self.client.read_memory(address, size)
-
-    def write(self, address: int, data: bytes) -> None:
-        self.client.write_memory(address, data)
-
-
-def _movw_movt(rd: int, value: int) -> bytes:
-    """MOVW then MOVT (Thumb-2, T3 and T1 encodings): rd = value."""
-    out = b""
-    for op, half in ((0xF240, value & 0xFFFF), (0xF2C0, value >> 16)):
-        hw1 = op | (half >> 11 & 1) << 10 | half >> 12
-        hw2 = (half >> 8 & 7) << 12 | rd << 8 | (half & 0xFF)
-        out += struct.pack("<HH", hw1, hw2)
-    return out
-
-
-def stub_code(register: int, value: int) -> bytes:
-    """r0 = register; r1 = value; str r1, [r0]; dsb; isb: the store that pends the IRQ."""
-    return (_movw_movt(0, register) + _movw_movt(1, value) + struct.pack("<H", 0x6001)
-            + struct.pack("<HHHH", 0xF3BF, 0x8F4F, 0xF3BF, 0x8F6F))
-
-
-STUB_LENGTH = len(stub_code(0, 0))
+        call = driver_call(HeldMemory(self.client), regs)
+        if call is not None:
+            self.calls.append(call)
