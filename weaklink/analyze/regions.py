@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import bisect
 import os
-import tomllib
 from collections import namedtuple
 from functools import cached_property, partial
 
@@ -99,6 +98,10 @@ SOC_TOML = os.path.join(os.path.dirname(npu.__file__), "data", "soc.toml")
 
 
 def from_board(board: str) -> RegionMap:
+    # tomllib (with the typing and regex compiles it brings, 5-9 ms) is imported when --board
+    # asks for a preset: start-up is most of a small `analyze` run
+    import tomllib
+
     path = SOC_TOML
     try:
         with open(path, encoding="utf-8") as f:

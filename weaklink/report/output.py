@@ -5,14 +5,13 @@ from __future__ import annotations
 import json
 import os
 import sys
-from pathlib import Path
 
 from weaklink import __version__
 from weaklink.errors import UsageError
 from weaklink.report import rules as catalogue
-from weaklink.report.github import annotations
-from weaklink.report.sarif import sarif_log
-from weaklink.report.sourceloc import locate
+
+# The SARIF writer (pathlib, urllib), the annotations and the DWARF source locator are imported
+# when --sarif or --github asks for them: start-up is most of a small `analyze` run.
 
 MAX_LOCATED = 200       # notes get a source line only in small reports (one DWARF walk each)
 
@@ -37,6 +36,7 @@ def emit(args, text: str, results_of, rules: dict | None = None) -> None:
         out.flush()
         return
     results = results_of()
+    from weaklink.report.sourceloc import locate
     locations = {}
     by_image: dict[str, list[str]] = {}
     for r in results:
@@ -48,6 +48,7 @@ def emit(args, text: str, results_of, rules: dict | None = None) -> None:
     if args.sarif:
         _write_sarif(args.sarif, results, locations, rules or _rules(args))
     if args.github:
+        from weaklink.report.github import annotations
         for line in annotations(results, locations):
             out.write(line + "\n")
     out.flush()
@@ -59,12 +60,14 @@ def _rules(args) -> dict:
 
 
 def _write_sarif(path: str, results, locations, rules) -> None:
+    from weaklink.report.sarif import sarif_log
     log = sarif_log(results, rules, locations, __version__)
-    target = Path(path)
-    tmp = target.with_name(target.name + ".tmp")
+    tmp = path + ".tmp"
     try:
-        tmp.write_text(json.dumps(log, indent=1) + "\n")
-        os.replace(tmp, target)
+        with open(tmp, "w") as fh:
+            fh.write(json.dumps(log, indent=1) + "\n")
+        os.replace(tmp, path)
     except OSError as exc:
-        tmp.unlink(missing_ok=True)
+        if os.path.exists(tmp):
+            os.unlink(tmp)
         raise UsageError(f"--sarif {path}: cannot write: {exc.strerror}") from None
