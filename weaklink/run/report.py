@@ -67,9 +67,12 @@ class RunReport:
         ok = self.outcome == "exit" and self.exit_code == 0
         return 0 if ok and all(j.status == "ok" for j in self.invocations) else 1
 
-    def uart_tail(self) -> str:
-        lines = [line for line in self.uart.replace(EOT, "").splitlines() if line.strip()]
-        return lines[-1].strip() if lines else ""
+    def uart_tail(self, lines: int = 3, width: int = 300) -> str:
+        """The last few lines the firmware printed (a failing test says why just before it
+        stops), joined by ' / ' and cut to `width` characters from the end."""
+        printed = [line.strip() for line in self.uart.replace(EOT, "").splitlines() if line.strip()]
+        tail = " / ".join(printed[-lines:])
+        return tail if len(tail) <= width else "…" + tail[-width:]
 
     def failure(self) -> str | None:
         """One line for a run that ended without an exit and without a hung job to explain it."""
