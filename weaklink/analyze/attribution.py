@@ -23,7 +23,7 @@ from weaklink.analyze.mapunits import MapUnits
 from weaklink.read import elfstructs as S
 from weaklink.read import dwarfpyelf
 from weaklink.read.dwarf import DwarfError, dwarf_of
-from weaklink.read.dwarfunits import UNKNOWN, UnitNames
+from weaklink.read.dwarfunits import UnitNames
 from weaklink.read.image import Image, Symbol
 
 DW_OP_addr = 0x03
@@ -262,18 +262,11 @@ class Attribution:
         return self._names[offset]
 
     def _read_unit_name(self, offset: int) -> str | None:
-        names = self._unit_names
-        if names is not None:
-            name = names.unit_name(offset)
-            if name is not UNKNOWN:
-                return name
-        if self._dwarf is None:
+        if not self._has_debug_info:
             return None
         try:
-            with self._reader.guard():
-                return dwarfpyelf.attr_text(self._dwarf.get_CU_at(offset).get_top_DIE(),
-                                            "DW_AT_name")
-        except DwarfError:
+            return self._reader.unit_name(offset)
+        except DwarfError:      # corrupt DWARF: attribution is best effort, never fatal
             return None
 
     @cached_property

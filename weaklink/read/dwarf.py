@@ -161,7 +161,7 @@ class Dwarf:
         if dwarf is None:
             return None
         with self.guard():
-            return _text(dwarf.get_CU_at(offset).get_top_DIE().attributes.get("DW_AT_name"))
+            return dwarfpyelf.attr_text(dwarf.get_CU_at(offset).get_top_DIE(), "DW_AT_name")
 
     def unit_names(self) -> list[str]:
         """Every unit's name, "?" for a unit without one, in .debug_info order."""
@@ -210,7 +210,7 @@ class Dwarf:
         dwarf = self.pyelftools()
         with self.guard():
             unit = dwarf.get_CU_at(cu)
-            return {_text(die.attributes.get(a)) for die in unit.iter_DIEs()
+            return {dwarfpyelf.attr_text(die, a) for die in unit.iter_DIEs()
                     if die.tag == "DW_TAG_variable"
                     for a in ("DW_AT_linkage_name", "DW_AT_MIPS_linkage_name", "DW_AT_name")}
 
@@ -374,9 +374,3 @@ def _find_all(data: bytes, needle: bytes) -> list[int]:
         at = data.find(needle, at + 1)
     return out
 
-
-def _text(attr) -> str | None:
-    if attr is None:
-        return None
-    value = attr.value
-    return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
