@@ -22,6 +22,7 @@ from npu.hw import accelerator
 from npu.read.model import load_model
 
 interpreter = pytest.importorskip("ai_edge_litert.interpreter")
+from test_functional import placement, reference  # noqa: E402  (after LiteRT's skip)
 
 CONFIGS = {"ethos-u55-128": ("ethos-u55-128", "Ethos_U55_High_End_Embedded", "Shared_Sram"),
            "ethos-u55-256": ("ethos-u55-256", "Ethos_U55_High_End_Embedded", "Shared_Sram"),
@@ -31,24 +32,9 @@ NETWORKS = ("softmax_c12", "softmax_c1", "softmax_c100_beta", "softmax_fc40", "s
 SEEDS = 3
 
 
-def reference(tflite, x: np.ndarray) -> np.ndarray:
-    it = interpreter.Interpreter(model_path=str(tflite),
-                                 experimental_op_resolver_type=interpreter.OpResolverType.BUILTIN_REF)
-    it.allocate_tensors()
-    d = it.get_input_details()[0]
-    it.set_tensor(d["index"], x.reshape(d["shape"]))
-    it.invoke()
-    return it.get_tensor(it.get_output_details()[0]["index"])
-
-
 def compiled(generator, model_cache, network, config):
     vdir = generator.compile_network(network, *CONFIGS[config], model_cache)
     return load_model(vdir / f"{network}_vela.npz"), model_cache / f"{network}.tflite"
-
-
-def placement(model) -> dict:
-    return {0: (0x10000000, 0), 1: (0x20000000, model.region_sizes[1]),
-            2: (0x30000000, model.region_sizes.get(2, 0))}
 
 
 def inputs(tflite, seed: int) -> np.ndarray:
