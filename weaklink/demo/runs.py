@@ -26,6 +26,7 @@ from weaklink.errors import InputError
 from weaklink.demo.fixtures.firmware import Variant
 from weaklink.run import run
 from weaklink.run.compare import compare
+from weaklink.run.image import NotOnBoard
 
 # The story on Corstone-300 with an Ethos-U65 in Dedicated_Sram: the weak default left at 0/0
 # (hang), the example runner's strong override in SRAM (ok), the backend that passes 0/0, and
@@ -85,8 +86,10 @@ def run_row(outcome: fixtures.LinkOutcome, check_report, timeout: float = DEMO_T
     try:
         report = run(outcome.elf, accelerator=t.accelerator, system_config=t.system_config,
                      memory_mode=t.memory_mode, soc=t.board, timeout=timeout)
+    except NotOnBoard as e:
+        return RowRun(None, None, f"{e.kind} at 0x{e.address:08x}, not on {e.machine}")
     except InputError as e:
-        return RowRun(None, None, _short(e.what))
+        return RowRun(None, None, e.what.split(" (", 1)[0])
     printed = PRINTED.search(report.uart)
     litert = None
     if printed and tflite is not None and (want := litert_checksum(tflite)) is not None:
@@ -115,16 +118,6 @@ def litert_checksum(tflite: Path) -> int | None:
     it.set_tensor(d["index"], x)
     it.invoke()
     return fnv1a(it.get_tensor(it.get_output_details()[0]["index"]).tobytes())
-
-
-def _short(why: str) -> str:
-    """The loader's reason in a table cell: where the segment starts, and the board."""
-    head = why.split(" (", 1)[0]
-    m = re.match(r"a segment (loads|occupies) (0x[0-9a-f]+)\.\.0x[0-9a-f]+, outside (\S+)'s memory", head)
-    if m is None:
-        return head
-    what = "code" if m.group(1) == "loads" else "memory"
-    return f"{what} at {m.group(2)}, not on {m.group(3)}"
 
 
 def footnotes(rows) -> list[str]:

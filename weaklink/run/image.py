@@ -74,10 +74,20 @@ def load(path: str | Path, board: Board) -> RunImage:
                     _stub_address(path, elf, loads, board), tuple(symbols), wait_sites(elf))
 
 
+class NotOnBoard(InputError):
+    """A segment at an address the board has no memory for: the image cannot boot there.
+    `kind` is "code" (a segment that loads bytes) or "memory" (one that only occupies)."""
+
+    def __init__(self, path, board: Board, address: int, size: int, verb: str):
+        self.kind = "code" if verb == "loads" else "memory"
+        self.address, self.machine = address, board.machine
+        super().__init__(path, f"a segment {verb} 0x{address:08x}..0x{address + size:08x}, outside "
+                               f"{board.machine}'s memory (for a {board.soc} image: {board.describe()})")
+
+
 def _in_memory(path, board: Board, address: int, size: int, verb: str) -> None:
     if size and board.memory_at(address, size) is None:
-        raise InputError(path, f"a segment {verb} 0x{address:08x}..0x{address + size:08x}, outside "
-                         f"{board.machine}'s memory (for a {board.soc} image: {board.describe()})")
+        raise NotOnBoard(path, board, address, size, verb)
 
 
 def _read(elf: ElfFile, loads, address: int, size: int) -> bytes | None:
