@@ -153,39 +153,41 @@ def _run(tool: str, argv: list[str], cwd: Path) -> None:
         sys.exit(f"{tool} failed:\n{done.stderr[-3000:]}")
 
 
-def measure(argv: list[str]) -> tuple[float, float, int]:
-    """(wall seconds, peak RSS in MB, exit status) of one process; stdout to /dev/null.
-
-    The peak RSS is that of the process alone: on Linux a child started by vfork (as
-    subprocess starts it) has the parent's memory counted in its ru_maxrss when it execs, and
-    this script's parent holds the fixture builders and numpy; so the RSS comes from GNU
-    time's report of a grandchild when /usr/bin/time is there, else from wait4 (an upper bound)."""
+def measure(argv: list[str]) -> tuple[float, float]:
+    """(wall seconds, peak RSS in MB) of one process; stdout to /dev/null. The RSS from wait4
+    is an upper bound: on Linux a child started by vfork (as subprocess starts it) has the
+    parent's memory counted in its ru_maxrss when it execs, and this script's parent holds
+    the fixture builders and numpy (see peak_rss)."""
     t0 = time.perf_counter()
     proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                             env=bench_analyze._user_env())
     err = proc.stderr.read()
     _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - t0
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    if proc.returncode not in (0, 1):
-        sys.exit(f"{' '.join(argv)} failed ({proc.returncode}): {err.decode()[-2000:]}")
-    rss = usage.ru_maxrss / 1024
-    if os.path.exists(GNU_TIME):
-        timed = subprocess.run([GNU_TIME, "-f", "%M", *argv], stdout=subprocess.DEVNULL,
-                               stderr=subprocess.PIPE, env=bench_analyze._user_env(), text=True)
-        rss = int(timed.stderr.strip().splitlines()[-1]) / 1024
-    return wall, rss, proc.returncode
+    if os.waitstatus_to_exitcode(status) not in (0, 1):
+        sys.exit(f"{' '.join(argv)} failed ({status}): {err.decode()[-2000:]}")
+    return wall, usage.ru_maxrss / 1024
+
+
+def peak_rss(argv: list[str], fallback: float) -> float:
+    """The command's own peak RSS in MB: GNU time's report of its child (a grandchild of this
+    script, so none of this process's memory is counted), or `fallback` without GNU time."""
+    if not os.path.exists(GNU_TIME):
+        return fallback
+    timed = subprocess.run([GNU_TIME, "-f", "%M", *argv], stdout=subprocess.DEVNULL,
+                           stderr=subprocess.PIPE, env=bench_analyze._user_env(), text=True)
+    return int(timed.stderr.strip().splitlines()[-1]) / 1024
 
 
 def best(commands: dict[str, list[str]], repeat: int) -> dict[str, tuple[float, float]]:
-    """Best wall time and the peak RSS of that round, per command, the commands taking turns."""
+    """Best wall time per command (the commands taking turns), and its peak RSS."""
     out = {k: (float("inf"), 0.0) for k in commands}
     for _ in range(repeat):
         for key, argv in commands.items():
-            wall, rss, _ = measure(argv)
+            wall, rss = measure(argv)
             if wall < out[key][0]:
                 out[key] = (wall, rss)
-    return out
+    return {k: (wall, peak_rss(commands[k], rss)) for k, (wall, rss) in out.items()}
 
 
 def global_count(elf: Path) -> int:
