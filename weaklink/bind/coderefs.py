@@ -33,6 +33,7 @@ from weaklink.bind.thumbisa import is_wide
 from weaklink.demangle import demangle
 from weaklink.read import elfstructs as S
 from weaklink.read.image import Image
+from weaklink.read.symbols import mapping_kind
 
 GOT_SYMBOL = "_GLOBAL_OFFSET_TABLE_"
 GOT_SECTIONS = (".got", ".got.plt")
@@ -117,8 +118,8 @@ class CodeMap:
         for _, value, shndx, stype, name in self._locals():
             if stype == S.STT_FILE:
                 unit = name or None           # ld's own locals follow an STT_FILE with no name
-            elif name[:2] in ("$t", "$d", "$a") and (len(name) == 2 or name[2] == "."):
-                marks.append((value & ~1, name[1], unit, shndx))
+            elif (kind := mapping_kind(name)) is not None:
+                marks.append((value & ~1, kind, unit, shndx))
         if not marks:           # locals discarded (ld -x): each function is a span of code
             starts, rows = self._functions
             code = set(self.code_sections)

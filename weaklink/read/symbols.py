@@ -80,6 +80,14 @@ class Symbol(namedtuple("Symbol", "index name binding type address size shndx"))
 _MAPPING_PREFIX = b"$"
 
 
+def mapping_kind(name: str) -> str | None:
+    """"t" (Thumb code follows), "d" (data) or "a" (ARM code) for a mapping symbol's name,
+    None for any other name."""
+    if name[:2] in ("$t", "$d", "$a") and (len(name) == 2 or name[2] == "."):
+        return name[1]
+    return None
+
+
 _SYM = struct.Struct(S.struct_format(S.SYM_FIELDS))
 
 

@@ -58,6 +58,7 @@ from dataclasses import dataclass, field
 from weaklink.bind.thumbisa import is_wide
 from weaklink.read import elfstructs as S
 from weaklink.read.elf import ElfFile
+from weaklink.read.symbols import mapping_kind
 from weaklink.run.job import Invocation
 
 RUNNING_READS = 4         # reads of the register page that see a job running
@@ -128,8 +129,8 @@ def _mapping_symbols(elf: ElfFile) -> list[tuple[int, str]]:
     values = elf.symbols["st_value"]
     marks = {}
     for k, name in enumerate(elf.symbol_names()):
-        if name[:2] in ("$t", "$d", "$a") and (len(name) == 2 or name[2] == "."):
-            marks[int(values[k]) & ~1] = name[1]
+        if (kind := mapping_kind(name)) is not None:
+            marks[int(values[k]) & ~1] = kind
     return sorted(marks.items())
 
 
@@ -142,18 +143,6 @@ def _starts_instruction(code: bytes, lo: int, at: int) -> bool:
     while at - 2 * (run + 1) >= lo and is_wide(struct.unpack_from("<H", code, at - 2 * (run + 1))[0]):
         run += 1
     return run % 2 == 0
-
-
-def condition_passes(xpsr: int) -> bool:
-    """Whether the instruction at the PC executes: outside an IT block always, inside one when
-    its condition (ITSTATE[7:4]) holds on the flags (Armv8-M ARM, ConditionHolds())."""
-    it = ((xpsr >> 10) & 0x3F) << 2 | (xpsr >> 25) & 3
-    if it & 0xF == 0:
-        return True
-    cond = it >> 4
-    n, z, c, v = (xpsr >> 31) & 1, (xpsr >> 30) & 1, (xpsr >> 29) & 1, (xpsr >> 28) & 1
-    holds = [z, c, n, v, c and not z, n == v, n == v and not z, True][cond >> 1]
-    return bool(holds) != bool(cond & 1 and cond != 0xF)
 
 
 class HeldMemory:

@@ -30,10 +30,10 @@ from weaklink.errors import InputError
 from weaklink.run import rsp
 from weaklink.run.device import PAGE, STATUS, EthosU
 from weaklink.run.image import FAULTS, INVOKE, RunImage
-from weaklink.run.irq import RUNNING_READS, STUB_LENGTH, HeldMemory, Pending, budget, condition_passes, stub_code
+from weaklink.run.irq import RUNNING_READS, STUB_LENGTH, HeldMemory, Pending, budget, stub_code
 from weaklink.run.job import DriverCall, Invocation, driver_call, run_job
 from weaklink.run.qemu import Qemu
-from weaklink.run.thumb import decode, it_advance
+from weaklink.run.thumb import condition_passes, decode, it_advance
 
 POLL = 0.05               # seconds between looks at the UART while the firmware runs
 # How Arm's Corstone platform code (ethos-u core_platform, targets/corstone-300/retarget.c)

@@ -145,10 +145,27 @@ def _decode32(hw1: int, hw2: int) -> Access | None:
     return None
 
 
+def _itstate(xpsr: int) -> int:
+    """ITSTATE, from xPSR[15:10]:[26:25]: the condition in [7:4], the mask below it."""
+    return (_bits(xpsr, 15, 10) << 2) | _bits(xpsr, 26, 25)
+
+
+def condition_passes(xpsr: int) -> bool:
+    """Whether the instruction at the PC executes: outside an IT block always, inside one when
+    its condition (ITSTATE[7:4]) holds on the flags (Armv8-M ARM, ConditionHolds())."""
+    it = _itstate(xpsr)
+    if it & 0xF == 0:
+        return True
+    cond = it >> 4
+    n, z, c, v = (xpsr >> 31) & 1, (xpsr >> 30) & 1, (xpsr >> 29) & 1, (xpsr >> 28) & 1
+    holds = [z, c, n, v, c and not z, n == v, n == v and not z, True][cond >> 1]
+    return bool(holds) != bool(cond & 1 and cond != 0xF)
+
+
 def it_advance(xpsr: int) -> int:
     """xPSR after one instruction of an IT block: ITSTATE (xPSR[15:10]:[26:25]) shifts its
     mask left; a mask ending in 000 ends the block (ARM ARM, ITAdvance())."""
-    it = (_bits(xpsr, 15, 10) << 2) | _bits(xpsr, 26, 25)
+    it = _itstate(xpsr)
     if it & 0xF == 0:                                  # not in an IT block (or ICI state)
         return xpsr
     it = 0 if it & 0x7 == 0 else (it & 0xE0) | ((it << 1) & 0x1F)
