@@ -2,8 +2,10 @@
 
 In process through the C++ runtime's own demangler, `abi::__cxa_demangle` (Itanium C++ ABI,
 3.4 "Demangler API"), called with ctypes from libstdc++ (or libc++); without a C++ runtime,
-by arm-none-eabi-c++filt (or c++filt) as a child process. A name that is not mangled, or
-cannot be demangled, comes back unchanged.
+by arm-none-eabi-c++filt (or c++filt) as a child process, run with --no-verbose: both then
+print what `nm -C` prints (`std::string::_Rep`; c++filt's default, DMGL_VERBOSE, spells out
+`std::basic_string<char, ...>::_Rep`). A name that is not mangled, or cannot be demangled,
+comes back unchanged.
 """
 from __future__ import annotations
 
@@ -101,7 +103,8 @@ def spawn_cxxfilt(names: list[bytes]) -> tuple[int, int, int] | None:
                (os.POSIX_SPAWN_DUP2, fd, 1),
                (os.POSIX_SPAWN_OPEN, 2, os.devnull, os.O_WRONLY, 0)]
     try:
-        pid = os.posix_spawn(tool, [tool, "--", *names], os.environ, file_actions=actions)
+        pid = os.posix_spawn(tool, [tool, "--no-verbose", "--", *names], os.environ,
+                             file_actions=actions)
     except OSError:
         os.close(fd)
         return None

@@ -16,14 +16,16 @@ others = st.sampled_from([
     "_Z4gfuni", "_ZN2ns1fEv", "_ZNK1S3getEv", "_ZN2ns1fIiEEvT_", "_ZNSt6vectorIiSaIiEE4sizeEv",
     "_ZN12_GLOBAL__N_18anon_varE", "_ZL6kconst", "_ZN1S2svE", "main", "_ZN", "_ZNE",
     "_ZN01aE", "_ZN3abE", "_ZN2abcE", "_ZN10executorch8backends3arm14dedicated_sramE",
-    "_ZN99999aE", "_ZN2nsE",
+    "_ZN99999aE", "_ZN2nsE", "_ZNSs4_Rep20_S_empty_rep_storageE", "_ZNSs4_Rep9_S_createEjjRKSaIcE",
+    "_ZNSsC1EPKcRKSaIcE", "_ZNSi4readEPci",
 ])
 
 
 def _reference(names: list[str]) -> list[str]:
-    """binutils' c++filt, the demangler of nm -C and ld's messages."""
-    done = subprocess.run([cxxfilt_tool(), "--", *names], capture_output=True, text=True,
-                          check=True)
+    """binutils' c++filt as nm -C demangles (without DMGL_VERBOSE: `std::string::_Rep`,
+    not `std::basic_string<char, ...>::_Rep`), the demangler of ld's messages."""
+    done = subprocess.run([cxxfilt_tool(), "--no-verbose", "--", *names], capture_output=True,
+                          text=True, check=True)
     return done.stdout.splitlines()
 
 
@@ -56,8 +58,10 @@ def test_few_names_in_process_keep_input_order():
 def test_batch_demangler_matches_in_process():
     names = [f"_ZN2ns{len(f'f{i}')}f{i}Ei" for i in range(BATCH_THRESHOLD + 10)]
     names[7] = "not_mangled"
+    names[9] = "_ZNSs4_Rep20_S_empty_rep_storageE"      # a standard substitution as a prefix
     lines = Demangling([n.encode() for n in names]).lines()
     assert [x.decode() for x in lines] == [demangle(n) for n in names]
+    assert lines[9] == b"std::string::_Rep::_S_empty_rep_storage"      # as nm -C prints it
 
 
 def test_batch_demangler_splits_past_the_argument_limit(monkeypatch):
