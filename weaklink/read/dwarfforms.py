@@ -100,11 +100,15 @@ class AbbrevTable:
     asked for. GCC numbers a unit's abbreviations by use, so the unit's own DIE (all that
     its name needs) is often the last of hundreds of entries."""
 
-    def __init__(self, data: bytes, offset: int, address_size: int, version: int):
+    def __init__(self, data: bytes, offset: int, address_size: int, version: int,
+                 decoded: dict[bytes, Abbrev] | None = None):
         self.data, self.pos, self.done = data, offset, False
         self.address_size, self.version = address_size, version
-        self.starts: dict[int, int] = {}              # code -> where its entry starts
+        self.starts: dict[int, tuple[int, int]] = {}  # code -> (start, end) of its entry
         self.entries: dict[int, Abbrev] = {}
+        # an entry's bytes after its code -> Abbrev, shared by the tables of one image with
+        # the same address size and version: the units of a library repeat their entries
+        self.decoded = {} if decoded is None else decoded
 
     def get(self, code: int) -> Abbrev | None:
         hit = self.entries.get(code)
@@ -117,11 +121,16 @@ class AbbrevTable:
                 self.done = True
                 break
             first = data[self.pos]                    # the code: a one-byte ULEB, mostly
-            starts[first if first < 0x80 else uleb(data, self.pos)[0]] = self.pos
+            starts[first if first < 0x80 else uleb(data, self.pos)[0]] = self.pos, m.end()
             self.pos = m.end()
         if code not in starts:
             return None
-        hit = self.entries[code] = self._decode(starts[code])
+        start, end = starts[code]
+        entry = data[uleb(data, start)[1]:end]        # the entry after its code
+        hit = self.decoded.get(entry)
+        if hit is None:
+            hit = self.decoded[entry] = self._decode(start)
+        self.entries[code] = hit
         return hit
 
     def _decode(self, pos: int) -> Abbrev:

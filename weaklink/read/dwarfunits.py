@@ -58,6 +58,7 @@ class UnitNames:
     def __init__(self, info: bytes, abbrev: bytes, strs: bytes, line_strs: bytes):
         self.info, self.abbrev, self.strs, self.line_strs = info, abbrev, strs, line_strs
         self._abbrevs: dict[tuple, AbbrevTable] = {}
+        self._decoded: dict[tuple, dict] = {}      # (address size, version) -> decoded entries
         self._units: dict[int, Unit | None] = {}
         self._scans: dict[int, UnitScan | None] = {}
         self._starts: list[int] | None = None
@@ -388,8 +389,9 @@ class UnitNames:
         key = (offset, address_size, version)
         table = self._abbrevs.get(key)
         if table is None:
+            decoded = self._decoded.setdefault((address_size, version), {})
             table = self._abbrevs[key] = AbbrevTable(self.abbrev, offset, address_size,
-                                                      version)
+                                                      version, decoded)
         return table
 
 
