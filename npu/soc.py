@@ -271,8 +271,3 @@ def reach(soc: Soc, port: str, address: int, size: int, write: bool = False,
                           f"this NPU (Arm CMSIS-Ethos-U: the Ethos-U55's AXI1 interface is read-only); "
                           f"{STALL}", (READ_ONLY_ASSUMPTION,))
     return Reach(mem, None, (mem.assumption,) if port not in mem.documented and mem.assumption else ())
-
-
-def unreachable_reason(soc: Soc, port: str, address: int, size: int) -> str | None:
-    """None when every byte of [address, address+size) is reachable through `port`."""
-    return reach(soc, port, address, size).reason

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field, replace
 
-from weaklink.analyze.findings import SEVERITIES, Finding
+from weaklink.analyze.findings import Finding
 from weaklink.analyze.analysis import Query
 from weaklink.demangle import demangle
 
@@ -193,8 +193,3 @@ def failed_gates(report: DiffReport, fail_on) -> list[str]:
         "verdict": report.verdict_worse,
     }
     return [g for g in fail_on if hit[g]]
-
-
-def gating_findings(findings) -> list[Finding]:
-    return sorted((f for f in findings if f.severity in GATING_SEVERITIES),
-                  key=lambda f: SEVERITIES.index(f.severity))

@@ -63,8 +63,6 @@ class SectionGraph:
             for row in rows:
                 work += self.target(fid, row)
 
-    def is_marked(self, fid: int, index: int) -> bool:
-        return key(fid, index) in self.marked
 
 
 def member_name(path: str) -> tuple[str, str | None]:

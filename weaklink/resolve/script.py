@@ -25,7 +25,7 @@ from functools import lru_cache
 
 from weaklink.errors import InputError, read_input
 from weaklink.read import ldscript
-from weaklink.read.ldscript import InputFile, InputSectionRule
+from weaklink.read.ldscript import InputSectionRule
 
 DISCARD = "/DISCARD/"
 
