@@ -57,16 +57,25 @@ def _kept(s: LinkState, sym: R.Sym) -> bool:
     return not (gone and sym.shndx in gone)
 
 
+def _listed(s: LinkState, name: str, sym: R.Sym) -> bool:
+    """Is this name a row of the symbol table: mentioned by a loaded file, or ld's own?"""
+    return bool(sym.notices) or name in s.linker_defined
+
+
+def symbol_count(s: LinkState) -> int:
+    """len(symbols(s)), without building the records."""
+    return sum(1 for name, sym in s.table.syms.items() if _listed(s, name, sym))
+
+
 def symbols(s: LinkState) -> dict[str, SymbolInfo]:
     """Every name a loaded file mentions, and ld's own definitions. Strong section definitions, the bulk, are built
     inline; everything else goes through symbol_info."""
     out, files, objects, sections = {}, s.files, s.objects, {}
     defined, info = R.DEFINED, symbol_info
     if s.collected:                                # --gc-sections: every symbol gets `kept`
-        return {n: info(s, sym) for n, sym in s.table.syms.items()
-                if sym.notices or n in s.linker_defined}
+        return {n: info(s, sym) for n, sym in s.table.syms.items() if _listed(s, n, sym)}
     for name, sym in s.table.syms.items():
-        if not sym.notices and name not in s.linker_defined:
+        if not _listed(s, name, sym):
             continue
         f = sym.file
         if sym.state == defined and f >= 0 and not sym.absolute \
@@ -240,6 +249,7 @@ def build(s: LinkState, *, cref: bool = False, trace=(), why_not=()) -> LinkResu
     return LinkResult(
         ok=not errors, errors=tuple(errors), warnings=tuple(entry_warning(s)),
         loaded=tuple(s.files), extracted=extracted, symbol_table=lambda: _symbols_quietly(s),
+        symbol_count=lambda: symbol_count(s),
         cref=cref_table(s) if cref else {}, trace=trace_lines(s, trace),
         why_not=tuple(why_not), gc_sections=s.opts.gc_sections,
         print_gc_sections=s.opts.print_gc and s.opts.gc_sections,
