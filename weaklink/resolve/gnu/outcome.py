@@ -57,14 +57,16 @@ def _kept(s: LinkState, sym: R.Sym) -> bool:
     return not (gone and sym.shndx in gone)
 
 
-def _listed(s: LinkState, name: str, sym: R.Sym) -> bool:
-    """Is this name a row of the symbol table: mentioned by a loaded file, or ld's own?"""
-    return bool(sym.notices) or name in s.linker_defined
+def _rows(s: LinkState):
+    """(name, Sym) of every row of the symbol table: each name a loaded file mentions, and
+    ld's own definitions."""
+    own = s.linker_defined
+    return ((name, sym) for name, sym in s.table.syms.items() if sym.notices or name in own)
 
 
 def symbol_count(s: LinkState) -> int:
     """len(symbols(s)), without building the records."""
-    return sum(1 for name, sym in s.table.syms.items() if _listed(s, name, sym))
+    return sum(1 for _ in _rows(s))
 
 
 def symbols(s: LinkState) -> dict[str, SymbolInfo]:
@@ -73,10 +75,8 @@ def symbols(s: LinkState) -> dict[str, SymbolInfo]:
     out, files, objects, sections = {}, s.files, s.objects, {}
     defined, info = R.DEFINED, symbol_info
     if s.collected:                                # --gc-sections: every symbol gets `kept`
-        return {n: info(s, sym) for n, sym in s.table.syms.items() if _listed(s, n, sym)}
-    for name, sym in s.table.syms.items():
-        if not _listed(s, name, sym):
-            continue
+        return {n: info(s, sym) for n, sym in _rows(s)}
+    for name, sym in _rows(s):
         f = sym.file
         if sym.state == defined and f >= 0 and not sym.absolute \
                 and name not in s.linker_defined:
