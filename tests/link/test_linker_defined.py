@@ -22,7 +22,10 @@ needs_lld = pytest.mark.skipif(not oracle.available(), reason="ld.lld-16 not ins
 def agree(sc, args):
     diffs = compare(sc, [*E, *args])
     assert diffs == [], "\n".join(diffs)
-    return sc.link([*E, *args], cref=True)
+    res = sc.link([*E, *args], cref=True)
+    # the summary's count, taken without building the table, is the table's length
+    assert res.symbol_count() == len(res.symbols)
+    return res
 
 
 def agree_lld(sc, args):

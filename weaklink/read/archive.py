@@ -115,12 +115,14 @@ class Archive:
             raise InputError(self.name, f"archive symbol index claims {count} entries, more than "
                              f"its {size} bytes hold", start)
         offsets = struct.unpack_from(f"{word[0]}{count}{word[1]}", self.data, start + width)
-        names = self.data[names_at:start + size].split(b"\0")
+        # decoded whole, then split: a NUL byte is never part of a UTF-8 sequence, so each
+        # name decodes as it would alone
+        names = self.data[names_at:start + size].decode("utf-8", "replace").split("\0")
         if len(names) < count:
             raise InputError(self.name, f"archive symbol index has {len(names)} names for "
                              f"{count} entries", names_at)
         self.has_index = True
-        self.armap_names = [n.decode("utf-8", "replace") for n in names[:count]]
+        self.armap_names = names[:count]
         self.armap_offsets = list(offsets)
 
     # -- members --------------------------------------------------------------------------------

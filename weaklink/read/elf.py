@@ -27,6 +27,7 @@ MAP_FROM = 1 << 20
 Shdr = namedtuple("Shdr", [f for f, _ in S.SHDR_FIELDS])
 Phdr = namedtuple("Phdr", [f for f, _ in S.PHDR_FIELDS])
 _EHDR = struct.Struct(S.struct_format(S.EHDR_FIELDS))
+_EHDR_NAMES = tuple(f for f, _ in S.EHDR_FIELDS)
 _SHDR = struct.Struct(S.struct_format(S.SHDR_FIELDS))
 _PHDR = struct.Struct(S.struct_format(S.PHDR_FIELDS))
 
@@ -68,7 +69,7 @@ class ElfFile:
             self._fail(f"ELF class {self.data[4]}, expected 1 (ELF32)", 4)
         if self.data[5] != S.ELFDATA2LSB:
             self._fail(f"ELF data encoding {self.data[5]}, expected 1 (little-endian)", 5)
-        hdr = dict(zip((f for f, _ in S.EHDR_FIELDS), _EHDR.unpack_from(self.data)))
+        hdr = dict(zip(_EHDR_NAMES, _EHDR.unpack_from(self.data)))
         if machine is not None and hdr["e_machine"] != machine:
             self._fail(f"machine {hdr['e_machine']}, expected {machine} (ARM)", 18)
         return hdr

@@ -15,6 +15,8 @@ from pathlib import Path
 from weaklink.errors import InputError, read_input
 from weaklink.read import elfstructs as S
 from weaklink.read.elf import ElfFile
+from weaklink.read.elfstructs import (SHN_ABS, SHN_COMMON, SHN_LORESERVE, SHN_UNDEF, SHN_XINDEX,
+                                      STB_LOCAL, STB_WEAK, STT_COMMON)
 
 # Symbol kinds as the linker sees an incoming symbol (docs/linker-semantics.md §1.1).
 K_UNDEF, K_COMMON, K_DEFINED, K_ABS = 0, 1, 2, 3
@@ -100,7 +102,7 @@ class ObjectFile:
         rows, index = [], []
         for i, (nm, value, size, info, _, sh) in enumerate(raw, first):
             bind = info >> 4
-            if bind == S.STB_LOCAL or nm == 0:
+            if bind == STB_LOCAL or nm == 0:
                 continue
             if nm >= size_tab:
                 raise InputError(self.name, f"symbol {i} name offset {nm} out of range (string "
@@ -111,20 +113,20 @@ class ObjectFile:
             else:
                 end = strtab.find(b"\0", nm)
                 name = strtab[nm:end if end >= 0 else size_tab].decode("utf-8", "replace")
-            if sh == S.SHN_XINDEX:
+            if sh == SHN_XINDEX:
                 sh = self.section_indices[i]
-            if sh == S.SHN_UNDEF:
+            if sh == SHN_UNDEF:
                 kind = K_UNDEF
-            elif sh == S.SHN_COMMON or info & 0xF == S.STT_COMMON:
+            elif sh == SHN_COMMON or info & 0xF == STT_COMMON:
                 kind = K_COMMON
-            elif sh == S.SHN_ABS:
+            elif sh == SHN_ABS:
                 kind = K_ABS
-            elif sh >= nsec and sh < S.SHN_LORESERVE:
+            elif sh >= nsec and sh < SHN_LORESERVE:
                 raise InputError(self.name, f"symbol {name!r} section index {sh} out of range "
                                  f"({nsec} sections)", self._sym_offset_at(i))
             else:
                 kind = K_DEFINED
-            rows.append((name, kind, bind == S.STB_WEAK, size, sh, value))
+            rows.append((name, kind, bind == STB_WEAK, size, sh, value))
             index.append(i)
         return rows, index
 

@@ -77,7 +77,7 @@ class InputFiles:
     def _read(self, path: str):
         where = self.fs(path)
         try:
-            with open(where, "rb") as f:
+            with open(where, "rb", buffering=0) as f:      # read whole: no buffer between
                 st = os.fstat(f.fileno())
                 if stat.S_ISREG(st.st_mode) and st.st_size >= MAP_FROM:
                     return mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)

@@ -69,7 +69,8 @@ class WhyNot(namedtuple("WhyNot", "symbol file reason detail")):
 class LinkResult:
     """What a link decides, computed by link(). The per-symbol table (one record per global
     name, the bulk of the work on large links) is built on first access of `symbols`, by
-    calling `symbol_table`."""
+    calling `symbol_table`; `symbol_count`, when given, counts those names without building
+    their records (the summary line needs only the number)."""
 
     def __init__(self, ok: bool, errors: tuple[Diagnostic, ...], warnings: tuple[Diagnostic, ...],
                  loaded: tuple[str, ...], extracted: tuple[Extraction, ...],
@@ -77,13 +78,15 @@ class LinkResult:
                  cref: dict[str, tuple[str, ...]] | None = None, trace: tuple[str, ...] = (),
                  why_not: tuple[WhyNot, ...] = (), collected: tuple[Collected, ...] = (),
                  gc_sections: bool = False, print_gc_sections: bool = False,
-                 ld_args: tuple[str, ...] | None = None, flavor: str = "gnu"):
+                 ld_args: tuple[str, ...] | None = None, flavor: str = "gnu",
+                 symbol_count: Callable[[], int] | None = None):
         self.ok = ok
         self.errors = errors
         self.warnings = warnings
         self.loaded = loaded
         self.extracted = extracted
         self.symbol_table = symbol_table
+        self.symbol_count = symbol_count
         self.cref = {} if cref is None else cref
         self.trace = trace
         self.why_not = why_not
@@ -135,8 +138,10 @@ class LinkResult:
     def summary(self) -> str:
         """One line: what the link loads, extracts and collects (the table needs --symbols)."""
         gc = f", {len(self.collected)} sections collected" if self.gc_sections else ""
+        built = self.symbol_count is None or "symbols" in self.__dict__
+        count = len(self.symbols) if built else self.symbol_count()
         return (f"{len(self.loaded)} files loaded ({len(self.extracted)} archive members "
-                f"extracted), {len(self.symbols)} global symbols{gc}; --symbols prints them")
+                f"extracted), {count} global symbols{gc}; --symbols prints them")
 
     def why_extract_lines(self) -> list[str]:
         """The map table layout (ldmain.c add_archive_element): pad the member to 30 columns."""

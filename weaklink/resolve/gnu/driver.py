@@ -281,6 +281,7 @@ class Linker:
         names, offs, syms = ar.armap_names, ar.armap_offsets, table.syms
         done = [False] * len(names)
         loaded = inst.loaded
+        undef, common, undefweak = R.UNDEF, R.COMMON, R.UNDEFWEAK
         while True:
             mark = table.undefs
             for i, name in enumerate(names):
@@ -294,13 +295,13 @@ class Linker:
                 if sym is None:
                     continue
                 state = sym.state
-                if state != R.UNDEF and state != R.COMMON:
-                    if state != R.UNDEFWEAK:      # defined: never needed from this archive
+                if state != undef and state != common:
+                    if state != undefweak:        # defined: never needed from this archive
                         done[i] = True
                     continue
                 if not R.member_wanted(sym, lambda: ar.object(off).is_global_data_definition(name)):
                     continue
-                ref = sym.file if state == R.COMMON else sym.ref_file
+                ref = sym.file if state == common else sym.ref_file
                 loaded.add(off)
                 done[i] = True
                 fid = self.load(ar.object(off))

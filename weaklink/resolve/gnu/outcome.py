@@ -57,17 +57,26 @@ def _kept(s: LinkState, sym: R.Sym) -> bool:
     return not (gone and sym.shndx in gone)
 
 
+def _rows(s: LinkState):
+    """(name, Sym) of every row of the symbol table: each name a loaded file mentions, and
+    ld's own definitions."""
+    own = s.linker_defined
+    return ((name, sym) for name, sym in s.table.syms.items() if sym.notices or name in own)
+
+
+def symbol_count(s: LinkState) -> int:
+    """len(symbols(s)), without building the records."""
+    return sum(1 for _ in _rows(s))
+
+
 def symbols(s: LinkState) -> dict[str, SymbolInfo]:
     """Every name a loaded file mentions, and ld's own definitions. Strong section definitions, the bulk, are built
     inline; everything else goes through symbol_info."""
     out, files, objects, sections = {}, s.files, s.objects, {}
     defined, info = R.DEFINED, symbol_info
     if s.collected:                                # --gc-sections: every symbol gets `kept`
-        return {n: info(s, sym) for n, sym in s.table.syms.items()
-                if sym.notices or n in s.linker_defined}
-    for name, sym in s.table.syms.items():
-        if not sym.notices and name not in s.linker_defined:
-            continue
+        return {n: info(s, sym) for n, sym in _rows(s)}
+    for name, sym in _rows(s):
         f = sym.file
         if sym.state == defined and f >= 0 and not sym.absolute \
                 and name not in s.linker_defined:
@@ -240,6 +249,7 @@ def build(s: LinkState, *, cref: bool = False, trace=(), why_not=()) -> LinkResu
     return LinkResult(
         ok=not errors, errors=tuple(errors), warnings=tuple(entry_warning(s)),
         loaded=tuple(s.files), extracted=extracted, symbol_table=lambda: _symbols_quietly(s),
+        symbol_count=lambda: symbol_count(s),
         cref=cref_table(s) if cref else {}, trace=trace_lines(s, trace),
         why_not=tuple(why_not), gc_sections=s.opts.gc_sections,
         print_gc_sections=s.opts.print_gc and s.opts.gc_sections,
