@@ -160,14 +160,7 @@ class CodeMap:
 
     @cached_property
     def _functions(self) -> tuple[list[int], list[tuple[int, int, str]]]:
-        syms = self.elf.symbols
-        if not len(syms):
-            return [], []
-        types = syms["st_info"] & 0xF
-        idx = np.flatnonzero((types == S.STT_FUNC) & (syms["st_shndx"] != S.SHN_UNDEF))
-        names = self.elf.symbol_names(idx)
-        rows = sorted((int(v) & ~1, int(sz), n) for v, sz, n in
-                      zip(syms["st_value"][idx].tolist(), syms["st_size"][idx].tolist(), names))
+        rows = function_symbols(self.elf)
         return [r[0] for r in rows], rows
 
     def function_at(self, address: int) -> tuple[int, int, str] | None:
@@ -188,6 +181,16 @@ class CodeMap:
 
     def section_words(self, shndx: int) -> bytes:
         return self.elf.section_bytes(shndx)
+
+
+def function_symbols(elf) -> list[tuple[int, int, str]]:
+    """(start, size, raw name) of every defined FUNC symbol, Thumb bit cleared, in order."""
+    syms = elf.symbols
+    types = syms["st_info"] & 0xF
+    idx = np.flatnonzero((types == S.STT_FUNC) & (syms["st_shndx"] != S.SHN_UNDEF))
+    names = elf.symbol_names(idx)
+    return sorted((int(v) & ~1, int(sz), n) for v, sz, n in
+                  zip(syms["st_value"][idx].tolist(), syms["st_size"][idx].tolist(), names))
 
 
 def got_slots(image: Image, address: int) -> tuple[set[int], set[int]]:
