@@ -25,7 +25,7 @@ from __future__ import annotations
 import bisect
 import struct
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cache, cached_property
 
 import numpy as np
 
@@ -143,11 +143,6 @@ class CodeMap:
                 spans.append(_Span(start, end, kind, unit, shndx))
         return spans
 
-    @property
-    def attributed(self) -> bool:
-        """Did ld's symbol table say which source file each piece of code came from?"""
-        return any(s.unit for s in self.spans)
-
     def span_at(self, address: int) -> _Span | None:
         k = bisect.bisect_right(self._starts, address) - 1
         if k >= 0 and self.spans[k].start <= address < self.spans[k].end:
@@ -178,9 +173,6 @@ class CodeMap:
     def function_name(self, address: int) -> str | None:
         fn = self.function_at(address)
         return demangle(fn[2]) if fn else None
-
-    def section_words(self, shndx: int) -> bytes:
-        return self.elf.section_bytes(shndx)
 
 
 def function_symbols(elf) -> list[tuple[int, int, str]]:
@@ -236,12 +228,7 @@ def find_refs(code: CodeMap, address: int, spans: list[_Span]) -> list[CodeRef]:
     in one of the module's forms."""
     origins, slots = got_slots(code.image, address)
     out: list[CodeRef] = []
-    data_cache: dict[int, bytes] = {}
-
-    def section(i: int) -> bytes:
-        if i not in data_cache:
-            data_cache[i] = code.section_words(i)
-        return data_cache[i]
+    section = cache(code.elf.section_bytes)      # each section's bytes, read once
 
     def ref(site, form, slot=None):
         out.append(CodeRef(site, form, code.unit_at(site), code.function_name(site), slot))

@@ -80,8 +80,7 @@ class ImageSymbols:
 
     def _symbol(self, name: str, local: bool = False):
         kinds = (S.STB_GLOBAL, S.STB_WEAK) + ((S.STB_LOCAL,) if local else ())
-        hits = [s for s in self.image.lookup(name) if s.binding in kinds]
-        return hits[0] if hits else None
+        return next((s for s in self.image.lookup(name) if s.binding in kinds), None)
 
     def lookup(self, name: str, *, local: bool = False) -> SymbolFact | None:
         """A defined global (or weak) symbol; with `local`, a file-local one as a fallback
