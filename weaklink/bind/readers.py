@@ -92,15 +92,10 @@ class ReaderEvidence:
         spans = [s for s in code.spans if matches(reader, s.unit)]
         if spans:
             return spans, "source file"
-        named: dict[str, bool] = {}
 
         def reader_function(span) -> bool:
             fn = code.function_at(span.start)
-            if fn is None:
-                return False
-            if fn[2] not in named:
-                named[fn[2]] = matches(reader, demangle(fn[2]))
-            return named[fn[2]]
+            return fn is not None and matches(reader, demangle(fn[2]))
 
         return [s for s in code.spans if reader_function(s)], "function name"
 
