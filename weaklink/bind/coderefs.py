@@ -99,7 +99,7 @@ class CodeMap:
                 and sh.sh_flags & S.SHF_EXECINSTR]
 
     def _locals(self):
-        """(index, value, shndx, type, name) of the local symbols, in .symtab order."""
+        """(value, shndx, type, name) of the local symbols, in .symtab order."""
         syms = self.elf.symbols
         if not len(syms):
             return []
@@ -110,20 +110,18 @@ class CodeMap:
         shndx = self.elf.symbol_section_indices()[idx]
         keep = np.flatnonzero((types == S.STT_FILE) | np.isin(shndx, self.code_sections))
         names = self.elf.symbol_names(idx[keep])
-        return zip(keep.tolist(), local["st_value"][keep].tolist(), shndx[keep].tolist(),
-                   types[keep].tolist(), names)
+        return zip(local["st_value"][keep].tolist(), shndx[keep].tolist(), types[keep].tolist(), names)
 
     def _spans(self) -> list[_Span]:
         marks, unit = [], None
-        for _, value, shndx, stype, name in self._locals():
+        for value, shndx, stype, name in self._locals():
             if stype == S.STT_FILE:
                 unit = name or None           # ld's own locals follow an STT_FILE with no name
             elif (kind := mapping_kind(name)) is not None:
                 marks.append((value & ~1, kind, unit, shndx))
         if not marks:           # locals discarded (ld -x): each function is a span of code
-            starts, rows = self._functions
             code = set(self.code_sections)
-            for start, size, _ in rows:
+            for start, size, _ in self._functions[1]:
                 i = self.image.section_at(start)
                 if size and i in code:
                     marks.append((start, "t", None, i))
@@ -143,15 +141,11 @@ class CodeMap:
                 spans.append(_Span(start, end, kind, unit, shndx))
         return spans
 
-    def span_at(self, address: int) -> _Span | None:
+    def unit_at(self, address: int) -> str | None:
         k = bisect.bisect_right(self._starts, address) - 1
         if k >= 0 and self.spans[k].start <= address < self.spans[k].end:
-            return self.spans[k]
+            return self.spans[k].unit
         return None
-
-    def unit_at(self, address: int) -> str | None:
-        span = self.span_at(address)
-        return span.unit if span else None
 
     @cached_property
     def _functions(self) -> tuple[list[int], list[tuple[int, int, str]]]:
