@@ -8,7 +8,7 @@ values and where each comes from; a run that crashed or stopped without an expla
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 
 from weaklink.analyze.findings import Finding
 
@@ -26,8 +26,7 @@ class Row:
     agree: bool | None        # None: the run cannot see this field
 
     def to_json(self) -> dict:
-        return {"job": self.job, "field": self.field, "check": self.check, "run": self.run,
-                "agree": self.agree}
+        return asdict(self)
 
 
 @dataclass

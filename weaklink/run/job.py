@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import functools
 import struct
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 
 import npu
 from npu.emulate.ops import op_accesses, operations
@@ -67,8 +67,7 @@ class RunBase:
     size_source: str          # "ethosu_invoke_v3" | "not visible at the register level"
 
     def to_json(self) -> dict:
-        return {"region": self.region, "address": self.address, "size": self.size,
-                "size_source": self.size_source}
+        return asdict(self)
 
 
 @dataclass
