@@ -119,10 +119,7 @@ class Session:
         self.faults = {}
         for number, address in image.handlers.items():
             self.faults.setdefault(address, number)
-        self.breaks = set(self.faults)
-        if INVOKE in image.functions:
-            self.breaks.add(image.functions[INVOKE])
-        for address in self.breaks:
+        for address in set(self.faults) | set(image.functions.values()):    # and ethosu_invoke_v3's
             c.insert(rsp.HW_BREAKPOINT, address)
         if board.vector_table != board.reset_table:
             self._boot_from(board.vector_table)
