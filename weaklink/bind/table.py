@@ -260,11 +260,11 @@ def apply_fast_memory(table: BaseAddressTable, fact: SymbolFact | None = None) -
     if fast.unknown:                 # the driver may replace it with a value the image hides
         new = replace(old, note=f"{old.note}; unless ethosu_init's fast memory, which cannot be "
                                 "read, replaces it")
-        return replace(table, bases=tuple(new if b is old else b for b in table.bases))
-    if not fast.given:
+    elif fast.given:
+        new = replace(old, address=fast.address, symbol=fact, size_symbol=None, arena=None, offset=None,
+                      note=f"ethosu_init's fast memory replaces it: {fast.note}")
+    else:
         return table
-    new = replace(old, address=fast.address, symbol=fact, size_symbol=None, arena=None, offset=None,
-                  note=f"ethosu_init's fast memory replaces it: {fast.note}")
     return replace(table, bases=tuple(new if b is old else b for b in table.bases))
 
 
