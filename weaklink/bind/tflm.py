@@ -71,7 +71,8 @@ def find_loaded(elf, needle: bytes, skip: int = 0):
     data = elf.data
     for sh in elf.sections:
         if int(sh["sh_type"]) == S.SHT_PROGBITS and int(sh["sh_flags"]) & S.SHF_ALLOC:
-            offset, end = int(sh["sh_offset"]), int(sh["sh_offset"]) + int(sh["sh_size"])
+            offset = int(sh["sh_offset"])
+            end = offset + int(sh["sh_size"])
             hit = data.find(needle, offset + skip, end)
             while hit >= 0:
                 yield hit - skip, int(sh["sh_addr"]) + hit - skip - offset, end
@@ -108,7 +109,7 @@ def find_models(symbols, binding: Binding) -> list[EmbeddedModel]:
             if found:
                 return [found]
     out, data = [], symbols.elf.data
-    for start, address, end in find_loaded(symbols.elf, IDENTIFIER, 4):   # after the root offset
+    for start, address, end in find_loaded(symbols.elf, IDENTIFIER, 4):   # it follows the root offset
         if address % 4 == 0:
             found = _model_at(symbols, data[start:end], address, start, None)
             if found:
