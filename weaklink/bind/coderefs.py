@@ -25,7 +25,7 @@ from __future__ import annotations
 import bisect
 import struct
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cache, cached_property
 
 import numpy as np
 
@@ -99,7 +99,7 @@ class CodeMap:
                 and sh.sh_flags & S.SHF_EXECINSTR]
 
     def _locals(self):
-        """(index, value, shndx, type, name) of the local symbols, in .symtab order."""
+        """(value, shndx, type, name) of the local symbols, in .symtab order."""
         syms = self.elf.symbols
         if not len(syms):
             return []
@@ -110,20 +110,18 @@ class CodeMap:
         shndx = self.elf.symbol_section_indices()[idx]
         keep = np.flatnonzero((types == S.STT_FILE) | np.isin(shndx, self.code_sections))
         names = self.elf.symbol_names(idx[keep])
-        return zip(keep.tolist(), local["st_value"][keep].tolist(), shndx[keep].tolist(),
-                   types[keep].tolist(), names)
+        return zip(local["st_value"][keep].tolist(), shndx[keep].tolist(), types[keep].tolist(), names)
 
     def _spans(self) -> list[_Span]:
         marks, unit = [], None
-        for _, value, shndx, stype, name in self._locals():
+        for value, shndx, stype, name in self._locals():
             if stype == S.STT_FILE:
                 unit = name or None           # ld's own locals follow an STT_FILE with no name
             elif (kind := mapping_kind(name)) is not None:
                 marks.append((value & ~1, kind, unit, shndx))
         if not marks:           # locals discarded (ld -x): each function is a span of code
-            starts, rows = self._functions
             code = set(self.code_sections)
-            for start, size, _ in rows:
+            for start, size, _ in self._functions[1]:
                 i = self.image.section_at(start)
                 if size and i in code:
                     marks.append((start, "t", None, i))
@@ -143,31 +141,15 @@ class CodeMap:
                 spans.append(_Span(start, end, kind, unit, shndx))
         return spans
 
-    @property
-    def attributed(self) -> bool:
-        """Did ld's symbol table say which source file each piece of code came from?"""
-        return any(s.unit for s in self.spans)
-
-    def span_at(self, address: int) -> _Span | None:
+    def unit_at(self, address: int) -> str | None:
         k = bisect.bisect_right(self._starts, address) - 1
         if k >= 0 and self.spans[k].start <= address < self.spans[k].end:
-            return self.spans[k]
+            return self.spans[k].unit
         return None
-
-    def unit_at(self, address: int) -> str | None:
-        span = self.span_at(address)
-        return span.unit if span else None
 
     @cached_property
     def _functions(self) -> tuple[list[int], list[tuple[int, int, str]]]:
-        syms = self.elf.symbols
-        if not len(syms):
-            return [], []
-        types = syms["st_info"] & 0xF
-        idx = np.flatnonzero((types == S.STT_FUNC) & (syms["st_shndx"] != S.SHN_UNDEF))
-        names = self.elf.symbol_names(idx)
-        rows = sorted((int(v) & ~1, int(sz), n) for v, sz, n in
-                      zip(syms["st_value"][idx].tolist(), syms["st_size"][idx].tolist(), names))
+        rows = function_symbols(self.elf)
         return [r[0] for r in rows], rows
 
     def function_at(self, address: int) -> tuple[int, int, str] | None:
@@ -186,8 +168,15 @@ class CodeMap:
         fn = self.function_at(address)
         return demangle(fn[2]) if fn else None
 
-    def section_words(self, shndx: int) -> bytes:
-        return self.elf.section_bytes(shndx)
+
+def function_symbols(elf) -> list[tuple[int, int, str]]:
+    """(start, size, raw name) of every defined FUNC symbol, Thumb bit cleared, in order."""
+    syms = elf.symbols
+    types = syms["st_info"] & 0xF
+    idx = np.flatnonzero((types == S.STT_FUNC) & (syms["st_shndx"] != S.SHN_UNDEF))
+    names = elf.symbol_names(idx)
+    return sorted((int(v) & ~1, int(sz), n) for v, sz, n in
+                  zip(syms["st_value"][idx].tolist(), syms["st_size"][idx].tolist(), names))
 
 
 def got_slots(image: Image, address: int) -> tuple[set[int], set[int]]:
@@ -233,12 +222,7 @@ def find_refs(code: CodeMap, address: int, spans: list[_Span]) -> list[CodeRef]:
     in one of the module's forms."""
     origins, slots = got_slots(code.image, address)
     out: list[CodeRef] = []
-    data_cache: dict[int, bytes] = {}
-
-    def section(i: int) -> bytes:
-        if i not in data_cache:
-            data_cache[i] = code.section_words(i)
-        return data_cache[i]
+    section = cache(code.elf.section_bytes)      # each section's bytes, read once
 
     def ref(site, form, slot=None):
         out.append(CodeRef(site, form, code.unit_at(site), code.function_name(site), slot))

@@ -38,13 +38,11 @@ from weaklink.read.elfstructs import REL, RELA
 from weaklink.read.image import Image
 from weaklink.read.objfile import ObjectFile
 
-SOURCES = ("relocations", "link inputs", "dwarf", "code", "none")
-
 
 @dataclass(frozen=True)
 class ReadEvidence:
     reads: bool | None        # None: no evidence either way
-    source: str               # one of SOURCES
+    source: str               # relocations | link inputs | dwarf | code | none
     detail: str               # what decided, in one sentence
 
     def to_json(self) -> dict:
@@ -94,15 +92,10 @@ class ReaderEvidence:
         spans = [s for s in code.spans if matches(reader, s.unit)]
         if spans:
             return spans, "source file"
-        named: dict[str, bool] = {}
 
         def reader_function(span) -> bool:
             fn = code.function_at(span.start)
-            if fn is None:
-                return False
-            if fn[2] not in named:
-                named[fn[2]] = matches(reader, demangle(fn[2]))
-            return named[fn[2]]
+            return fn is not None and matches(reader, demangle(fn[2]))
 
         return [s for s in code.spans if reader_function(s)], "function name"
 
@@ -184,7 +177,7 @@ class ReaderEvidence:
         d = self.dwarf
         if d is None:
             return None
-        units = [u for u in getattr(d, "units", ()) if matches(reader, u)]
+        units = [u for u in d.units if matches(reader, u)]
         if not units:
             return None
         users = [u for u in d(name) if matches(reader, u)]

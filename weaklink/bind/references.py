@@ -38,7 +38,7 @@ class DwarfReferences:
         return direct + [u for u in self._mentions(unqualified(name)) if u not in direct]
 
 
-def from_dwarf(elf, name: str | None = None) -> DwarfReferences | None:
+def from_dwarf(elf) -> DwarfReferences | None:
     """References from DWARF: the names of the compilation units that mention each variable.
     `elf` is the image's path or its weaklink.read.elf.ElfFile. Returns None when the image
     has no DWARF (the caller then cannot tell); corrupt DWARF is one InputError (DwarfError)

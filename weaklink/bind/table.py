@@ -6,6 +6,7 @@ WEAK default from EthosUBackend.o".
 """
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, field, replace
 from typing import Callable
 
@@ -80,8 +81,7 @@ class ImageSymbols:
 
     def _symbol(self, name: str, local: bool = False):
         kinds = (S.STB_GLOBAL, S.STB_WEAK) + ((S.STB_LOCAL,) if local else ())
-        hits = [s for s in self.image.lookup(name) if s.binding in kinds]
-        return hits[0] if hits else None
+        return next((s for s in self.image.lookup(name) if s.binding in kinds), None)
 
     def lookup(self, name: str, *, local: bool = False) -> SymbolFact | None:
         """A defined global (or weak) symbol; with `local`, a file-local one as a fallback
@@ -131,12 +131,12 @@ def _blob_at(image: ImageSymbols, address: int, limit: int) -> tuple[bytes, dict
     raise InputError(image.elf.name, "vela_bin_stream blob has no vela_end_stream footer", address)
 
 
-def _looks_like_blob(data: bytes, at: int) -> bool:
+def _looks_like_blob(data: bytes) -> bool:
     """An empty header block followed by cmd_data, not just the name as a string literal."""
-    if at + 2 * BLOCK_HEAD.size > len(data):
+    if 2 * BLOCK_HEAD.size > len(data):
         return False
-    _, size = BLOCK_HEAD.unpack_from(data, at)
-    name, _ = BLOCK_HEAD.unpack_from(data, at + BLOCK_HEAD.size)
+    _, size = BLOCK_HEAD.unpack_from(data, 0)
+    name, _ = BLOCK_HEAD.unpack_from(data, BLOCK_HEAD.size)
     return size == 0 and name.rstrip(b"\0") == b"cmd_data"
 
 
@@ -144,24 +144,16 @@ def find_model(image: ImageSymbols, binding: Binding) -> tuple[int, bytes, dict[
     """(address, blob bytes, payload offset per block) of the embedded vela_bin_stream blob."""
     marker = HEADER.encode().ljust(16, b"\0")
     fact = image.lookup(binding.model_symbol) if binding.model_symbol else None
-    candidates = [fact.address] if fact else []
-    if not candidates:  # scan loadable PROGBITS sections, 16-byte aligned as vela_bin_read wants
-        elf = image.elf
-        for sh in elf.sections:
-            if int(sh["sh_type"]) == S.SHT_PROGBITS and int(sh["sh_flags"]) & S.SHF_ALLOC:
-                # searched in place: a mapped image's pools of tens of MB are not copied
-                off = int(sh["sh_offset"])
-                end, base, data = off + int(sh["sh_size"]), int(sh["sh_addr"]) - off, elf.data
-                at = data.find(marker, off, end)
-                while at >= 0 and ((base + at) % 16 or not _looks_like_blob(
-                        data[at:min(at + 2 * BLOCK_HEAD.size, end)], 0)):
-                    at = data.find(marker, at + 1, end)
-                if at >= 0:
-                    candidates.append(base + at)
-                    break
+    if fact is not None:
+        candidates = [fact.address]
+    else:  # the first in a loadable PROGBITS section, 16-byte aligned as vela_bin_read wants
+        data = image.elf.data
+        scan = (address for at, address, end in tflm.find_loaded(image.elf, marker) if address % 16 == 0
+                and _looks_like_blob(data[at:min(at + 2 * BLOCK_HEAD.size, end)]))
+        candidates = list(itertools.islice(scan, 1))
     for address in candidates:
         head = image.read(address, 2 * BLOCK_HEAD.size) or b""
-        if head[:16] == marker and _looks_like_blob(head, 0):
+        if head[:16] == marker and _looks_like_blob(head):
             limit = fact.size if fact and fact.size else 1 << 26
             data, payload = _blob_at(image, address, limit)
             return address, data, payload
@@ -268,11 +260,11 @@ def apply_fast_memory(table: BaseAddressTable, fact: SymbolFact | None = None) -
     if fast.unknown:                 # the driver may replace it with a value the image hides
         new = replace(old, note=f"{old.note}; unless ethosu_init's fast memory, which cannot be "
                                 "read, replaces it")
-        return replace(table, bases=tuple(new if b is old else b for b in table.bases))
-    if not fast.given:
+    elif fast.given:
+        new = replace(old, address=fast.address, symbol=fact, size_symbol=None, arena=None, offset=None,
+                      note=f"ethosu_init's fast memory replaces it: {fast.note}")
+    else:
         return table
-    new = replace(old, address=fast.address, symbol=fact, size_symbol=None, arena=None, offset=None,
-                  note=f"ethosu_init's fast memory replaces it: {fast.note}")
     return replace(table, bases=tuple(new if b is old else b for b in table.bases))
 
 

@@ -64,10 +64,19 @@ class Arena:
                 "source": self.source, "head": self.head, "assumption": self.assumption or None}
 
 
-def _loadable(elf):
-    for i, sh in enumerate(elf.sections):
+def find_loaded(elf, needle: bytes, skip: int = 0):
+    """(file offset, address, its section's end offset) of everything in the loadable PROGBITS
+    sections that holds `needle` `skip` bytes in; searched in place: a mapped image's pools
+    of tens of MB are not copied."""
+    data = elf.data
+    for sh in elf.sections:
         if int(sh["sh_type"]) == S.SHT_PROGBITS and int(sh["sh_flags"]) & S.SHF_ALLOC:
-            yield i, sh
+            offset = int(sh["sh_offset"])
+            end = offset + int(sh["sh_size"])
+            hit = data.find(needle, offset + skip, end)
+            while hit >= 0:
+                yield hit - skip, int(sh["sh_addr"]) + hit - skip - offset, end
+                hit = data.find(needle, hit + 1, end)
 
 
 def _model_at(symbols, data: bytes, address: int, origin: int, marker: str | None):
@@ -99,21 +108,12 @@ def find_models(symbols, binding: Binding) -> list[EmbeddedModel]:
             found = _model_at(symbols, data, fact.address, fact.address, binding.model_symbol)
             if found:
                 return [found]
-    out = []
-    elf = symbols.elf
-    data = elf.data
-    for _, sh in _loadable(elf):
-        # searched in place: a mapped image's pools of tens of MB are not copied
-        offset, base = int(sh["sh_offset"]), int(sh["sh_addr"])
-        end = offset + int(sh["sh_size"])
-        hit = data.find(IDENTIFIER, offset + 4, end)
-        while hit >= 0:
-            start = hit - 4          # the identifier follows the root offset
-            if (base + start - offset) % 4 == 0:
-                found = _model_at(symbols, data[start:end], base + start - offset, start, None)
-                if found:
-                    out.append(found)
-            hit = data.find(IDENTIFIER, hit + 1, end)
+    out, data = [], symbols.elf.data
+    for start, address, end in find_loaded(symbols.elf, IDENTIFIER, 4):   # it follows the root offset
+        if address % 4 == 0:
+            found = _model_at(symbols, data[start:end], address, start, None)
+            if found:
+                out.append(found)
     return out
 
 

@@ -34,7 +34,6 @@ def run(elf, *, accelerator: str, system_config: str, memory_mode: str, soc: str
     begun = time.monotonic()
     acc = npu_accelerator(accelerator)
     soc = soc or default_soc(acc)
-    notes = []
     required = bool(functional)          # --functional: a stream the engine cannot compute fails
     functional = functional is not False
     if timeout <= 0:
@@ -48,4 +47,4 @@ def run(elf, *, accelerator: str, system_config: str, memory_mode: str, soc: str
                      uart.decode("utf-8", "replace"), semihosting.decode("utf-8", "replace"),
                      session.invocations, session.calls, image, timeout,
                      {"wall": time.monotonic() - begun, "qemu_start": session.boot_seconds,
-                      "npu": session.npu_seconds}, notes)
+                      "npu": session.npu_seconds})

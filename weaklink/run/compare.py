@@ -8,7 +8,7 @@ values and where each comes from; a run that crashed or stopped without an expla
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 
 from weaklink.analyze.findings import Finding
 
@@ -26,8 +26,7 @@ class Row:
     agree: bool | None        # None: the run cannot see this field
 
     def to_json(self) -> dict:
-        return {"job": self.job, "field": self.field, "check": self.check, "run": self.run,
-                "agree": self.agree}
+        return asdict(self)
 
 
 @dataclass
@@ -49,7 +48,7 @@ class Comparison:
 
 def compare(check_report, run_report) -> Comparison:
     out = Comparison()
-    ops = list(check_report.operators) or []
+    ops = list(check_report.operators)
     jobs = run_report.invocations
     if len(ops) != len(jobs) and not (len(jobs) < len(ops) and run_report.outcome == "hang"):
         out._add("-", "NPU jobs", str(len(ops)), str(len(jobs)), False, "started")
@@ -120,7 +119,6 @@ def joint_table(check_text: str, run_report, comparison: Comparison) -> str:
     uart = run_report.uart.replace("\x04", "").rstrip("\n")
     lines += [f"  uart: {line}" for line in uart.splitlines()]
     lines += [f"  NPU job {j.index}: {j.note}" for j in run_report.invocations if j.note]
-    lines += [f"  note: {n}" for n in run_report.notes]
     lines += [""] + table(comparison)
     if comparison.findings:
         lines.append("")

@@ -76,14 +76,13 @@ class EthosU:
         offset &= ~3
         self.written.add(offset)
         if offset in (ID, CONFIG, PROT, STATUS, QREAD):             # read-only
-            return None
-        if offset == RESET:
+            pass
+        elif offset == RESET:
             # pending_CPL (bit 0: 1 privileged) and pending_CSL (bit 1: 1 non-secure) become
             # PROT's active_CPL/active_CSL; the reset completes at once (reset_status 0).
             self.regs[PROT] = value & 0b11
             self.regs[STATUS] = 0
-            return None
-        if offset == CMD:
+        elif offset == CMD:
             self.regs[CMD] = value & CLOCK_POWER_Q
             if value & CLEAR_IRQ:
                 self.regs[STATUS] = self.regs.get(STATUS, 0) & ~IRQ_RAISED
@@ -91,19 +90,17 @@ class EthosU:
                 self.regs[STATUS] = STATE_RUNNING
                 self.regs[QREAD] = 0
                 return self.start()
-            return None
-        if offset == PMCR:
+        elif offset == PMCR:
             if value & EVENT_RST:
                 for i in range(PMU_EVENTS):
                     self.regs[PMEVCNTR + 4 * i] = 0
             if value & CYCLE_RST:
                 self.regs[PMCCNTR_LO] = self.regs[PMCCNTR_HI] = 0
             self.regs[PMCR] = (value & ~(EVENT_RST | CYCLE_RST) & 0x7FF) | (PMCR_RESET & 0xF800)
-            return None
-        if offset in (PMCNTENSET, PMCNTENCLR, PMOVSSET, PMOVSCLR, PMINTSET, PMINTCLR):
+        elif offset in (PMCNTENSET, PMCNTENCLR, PMOVSSET, PMOVSCLR, PMINTSET, PMINTCLR):
             self._set_clear(offset, value)
-            return None
-        self.regs[offset] = value & 0xFFFFFFFF
+        else:
+            self.regs[offset] = value & 0xFFFFFFFF
         return None
 
     def _set_clear(self, offset: int, value: int) -> None:

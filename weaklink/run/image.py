@@ -8,8 +8,8 @@ import struct
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from weaklink.bind.coderefs import function_symbols
 from weaklink.errors import InputError
-from weaklink.read import elfstructs as S
 from weaklink.read.elf import ElfFile
 from weaklink.run.board import Board
 from weaklink.run.irq import wait_sites
@@ -68,10 +68,12 @@ def load(path: str | Path, board: Board) -> RunImage:
         raise InputError(path, f"reset vector 0x{reset:08x} is not a Thumb address in "
                          f"{board.machine}'s memory", 4)
     handlers = {n: words[n] & ~1 for n in FAULTS if n < len(words) and words[n] & 1}
-    symbols = _function_symbols(elf)
+    waits = wait_sites(elf)
+    # for naming PCs, and for the optional breakpoint on the driver's invoke
+    symbols = tuple(s for s in function_symbols(elf) if s[2])
     functions = {name: address for address, _, name in symbols if name == INVOKE}
     return RunImage(path, board, sp, reset & ~1, handlers, functions,
-                    _stub_address(path, elf, loads, board), tuple(symbols), wait_sites(elf))
+                    _stub_address(path, elf, loads, board), symbols, waits)
 
 
 class NotOnBoard(InputError):
@@ -96,19 +98,6 @@ def _read(elf: ElfFile, loads, address: int, size: int) -> bytes | None:
             start = p.p_offset + address - p.p_paddr
             return bytes(elf.data[start:start + size])
     return None
-
-
-def _function_symbols(elf: ElfFile) -> list[tuple[int, int, str]]:
-    """Defined function symbols (Thumb bit cleared): for naming PCs, and for the optional
-    breakpoint on the driver's invoke."""
-    if elf.symtab_index is None or not len(elf.symbols):
-        return []
-    syms = elf.symbols
-    out = []
-    for k, name in enumerate(elf.symbol_names()):
-        if name and (int(syms["st_info"][k]) & 0xF) == S.STT_FUNC and int(syms["st_shndx"][k]):
-            out.append((int(syms["st_value"][k]) & ~1, int(syms["st_size"][k]), name))
-    return sorted(out)
 
 
 def _stub_address(path, elf: ElfFile, loads, board: Board) -> int:

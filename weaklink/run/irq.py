@@ -124,8 +124,6 @@ def wait_sites(elf: ElfFile) -> dict[int, tuple[str, int]]:
 
 def _mapping_symbols(elf: ElfFile) -> list[tuple[int, str]]:
     """The image's `$t` (Thumb code follows) and `$d` (data follows) symbols, by address."""
-    if elf.symtab_index is None or not len(elf.symbols):
-        return []
     values = elf.symbols["st_value"]
     marks = {}
     for k, name in enumerate(elf.symbol_names()):

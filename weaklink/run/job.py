@@ -10,8 +10,9 @@ have done before it raised its interrupt.
 """
 from __future__ import annotations
 
+import functools
 import struct
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 
 import npu
 from npu.emulate.ops import op_accesses, operations
@@ -66,8 +67,7 @@ class RunBase:
     size_source: str          # "ethosu_invoke_v3" | "not visible at the register level"
 
     def to_json(self) -> dict:
-        return {"region": self.region, "address": self.address, "size": self.size,
-                "size_source": self.size_source}
+        return asdict(self)
 
 
 @dataclass
@@ -131,18 +131,16 @@ def run_job(start: Start, index: int, pc: int, memory, *, accelerator: str, syst
     bases = [RunBase(r, start.basep.get(r, 0), (sizes or {}).get(r),
                      "ethosu_invoke_v3" if sizes and r in sizes else "not visible at the register level")
              for r in regions]
-    stream_address = start.qbase - WRAPPER if start.qbase >= WRAPPER else 0
-    result = npu.run(model, accelerator=accelerator, system_config=system_config,
-                     memory_mode=memory_mode, soc=soc, stream_address=stream_address,
-                     bases=[npu.Base(b.region, b.address, b.size or 0) for b in bases])
+    emulate = functools.partial(npu.run, model, accelerator=accelerator, system_config=system_config,
+                                memory_mode=memory_mode, soc=soc,
+                                stream_address=start.qbase - WRAPPER if start.qbase >= WRAPPER else 0)
+    result = emulate(bases=[npu.Base(b.region, b.address, b.size or 0) for b in bases])
     job = Invocation(index, pc, start.qbase, start.qsize, bases,
                      "functional" if functional else "timing", result)
     if result.status == "error" and any(b.size for b in bases):
         # The emulator bounds each region by the size the firmware passed; the NPU has no such
         # bound and runs on: its own run is the same stream with the sizes left out.
-        job.hardware = npu.run(model, accelerator=accelerator, system_config=system_config,
-                               memory_mode=memory_mode, soc=soc, stream_address=stream_address,
-                               bases=[npu.Base(b.region, b.address, 0) for b in bases])
+        job.hardware = emulate(bases=[npu.Base(b.region, b.address, 0) for b in bases])
     if functional and job.completed.status != "hang":
         try:
             job.written = compute(model, accelerator, {b.region: b.address for b in bases}, memory)

@@ -56,22 +56,19 @@ class Qemu:
     stderr: Path
 
     @classmethod
-    def start(cls, machine: str, elf: str, debugger: bool = True) -> "Qemu":
+    def start(cls, machine: str, elf: str) -> "Qemu":
         qemu = qemu_path()
         work = tempfile.TemporaryDirectory(prefix="weaklink-run-")
         root = Path(work.name)
         uart, gdb = root / "uart.txt", root / "gdb.sock"
         semihosting, err = root / "semihosting.txt", root / "stderr.txt"
         with open(err, "wb") as e:
-            proc = subprocess.Popen(command(qemu, machine, elf, uart, gdb if debugger else None, semihosting),
+            proc = subprocess.Popen(command(qemu, machine, elf, uart, gdb, semihosting),
                                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=e)
         return cls(proc, work, uart, gdb, semihosting, err)
 
     def uart_text(self) -> bytes:
-        try:
-            return self.uart.read_bytes()
-        except FileNotFoundError:
-            return b""
+        return self.uart.read_bytes() if self.uart.exists() else b""
 
     def semihosting_text(self) -> bytes:
         return self.semihosting.read_bytes() if self.semihosting.exists() else b""

@@ -41,7 +41,6 @@ class RunReport:
     image: RunImage
     timeout: float
     seconds: dict = field(default_factory=dict)     # wall, qemu_start, npu
-    notes: list[str] = field(default_factory=list)
 
     @property
     def exit_code(self) -> int | None:
@@ -118,7 +117,7 @@ class RunReport:
             "driver_calls": [c.to_json() for c in self.calls],
             "diagnosis": self.diagnosis(),
             "seconds": dict(self.seconds),
-            "notes": list(self.notes),
+            "notes": [],                   # schema_version 1: a run gives none
         }
 
     def headline(self) -> str:
@@ -144,8 +143,6 @@ class RunReport:
         diagnosis = self.diagnosis()
         if diagnosis:
             lines += ["", f"diagnosis: {diagnosis}"]
-        for note in self.notes:
-            lines.append(f"note: {note}")
         s = self.seconds
         lines += ["", f"time: {s.get('wall', 0):.2f} s wall (QEMU start and attach {s.get('qemu_start', 0):.2f} s, "
                       f"NPU emulation {s.get('npu', 0):.2f} s)"]

@@ -107,20 +107,16 @@ class GdbClient:
         self.buffer = b""
         self.packet_size = 4096
         self.registers: dict[str, Register] = {}
-        self.running = False
 
     @classmethod
-    def connect(cls, address, timeout: float = 5.0, alive=None) -> "GdbClient":
-        """`address` is a UNIX socket path (str) or a (host, port) pair; retried until the
-        stub listens, `timeout` passes, or `alive()` (the stub's process) says it is gone."""
-        family = socket.AF_UNIX if isinstance(address, str) else socket.AF_INET
+    def connect(cls, path: str, timeout: float = 5.0, alive=None) -> "GdbClient":
+        """The stub at the UNIX socket `path`; retried until it listens, `timeout` passes, or
+        `alive()` (the stub's process) says it is gone."""
         deadline = time.monotonic() + timeout
         while True:
-            sock = socket.socket(family, socket.SOCK_STREAM)
+            sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
             try:
-                sock.connect(address)
-                if family == socket.AF_INET:
-                    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+                sock.connect(path)
                 client = cls(sock)
                 client.handshake()
                 return client
@@ -128,7 +124,7 @@ class GdbClient:
                 # QEMU may take (and drop) a connection before its stub is set up: try again
                 sock.close()
                 if time.monotonic() > deadline or (alive is not None and not alive()):
-                    raise RspError(f"no GDB stub at {address}: {e}") from None
+                    raise RspError(f"no GDB stub at {path}: {e}") from None
                 time.sleep(0.002)
 
     def close(self) -> None:
@@ -191,15 +187,11 @@ class GdbClient:
         frame = b"$" + payload + b"#" + checksum(payload)
         for _ in range(3):
             self._write(frame)
-            while True:
-                ack = self._ack()
-                if ack is not None:
-                    break
-            if ack:
+            if self._ack():
                 return
         raise RspError(f"the stub refused packet {payload[:40]!r} three times")
 
-    def _ack(self) -> bool | None:
+    def _ack(self) -> bool:
         while not self.buffer:
             if not self._read_more(10.0):
                 raise RspError("no acknowledgement from the GDB stub within 10 s")
@@ -211,18 +203,18 @@ class GdbClient:
         self.buffer = head + self.buffer       # a packet already: its ack was lost; accept
         return True
 
-    def request(self, payload: bytes | str, timeout: float = 10.0) -> bytes:
-        payload = payload.encode() if isinstance(payload, str) else payload
-        self.send(payload)
+    def request(self, payload: str, timeout: float = 10.0) -> bytes:
+        data = payload.encode()
+        self.send(data)
         reply = self.receive(timeout)
         if reply is None:
-            raise RspError(f"no reply to {payload[:40]!r} within {timeout} s")
+            raise RspError(f"no reply to {data[:40]!r} within {timeout} s")
         return reply
 
-    def ok(self, payload: bytes | str) -> None:
+    def ok(self, payload: str) -> None:
         reply = self.request(payload)
         if reply != b"OK":
-            raise RspError(f"{payload if isinstance(payload, str) else payload[:40]!r}: stub answered {reply!r}")
+            raise RspError(f"{payload!r}: stub answered {reply!r}")
 
     # -- session set-up ----------------------------------------------------------------------
     def handshake(self) -> None:
@@ -327,14 +319,12 @@ class GdbClient:
     # -- execution -----------------------------------------------------------------------------
     def resume(self, step: bool = False) -> None:
         self.send(b"s" if step else b"c")
-        self.running = True
 
     def wait(self, timeout: float | None) -> Stop | None:
         """The stop reply of a resumed target, or None when `timeout` passes first."""
         packet = self.receive(timeout)
         if packet is None:
             return None
-        self.running = False
         return parse_stop(packet)
 
     def step(self) -> Stop:

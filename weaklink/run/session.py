@@ -119,10 +119,7 @@ class Session:
         self.faults = {}
         for number, address in image.handlers.items():
             self.faults.setdefault(address, number)
-        self.breaks = set(self.faults)
-        if INVOKE in image.functions:
-            self.breaks.add(image.functions[INVOKE])
-        for address in self.breaks:
+        for address in set(self.faults) | set(image.functions.values()):    # and ethosu_invoke_v3's
             c.insert(rsp.HW_BREAKPOINT, address)
         if board.vector_table != board.reset_table:
             self._boot_from(board.vector_table)
@@ -137,10 +134,7 @@ class Session:
         c.write_memory(stub, stub_code(self.image.board.vtor, table))
         c.write_register("pc", stub)
         c.write_register("xpsr", THUMB)
-        end = stub + STUB_LENGTH
-        c.insert(rsp.HW_BREAKPOINT, end)
-        self._until(end)
-        c.remove(rsp.HW_BREAKPOINT, end)
+        self._run_stub()
         c.write_register("sp", self.image.initial_sp)
         c.write_register("pc", self.image.reset)
         c.write_register("xpsr", THUMB)
@@ -362,16 +356,20 @@ class Session:
 
     def _raise_irq(self) -> None:
         """Run the stub: it sets the NPU IRQ's pending bit from inside the guest."""
-        c, stub = self.client, self.image.stub
+        c = self.client
         regs = c.core_registers()
-        end = stub + STUB_LENGTH
         into = list(regs)
-        into[PC], into[XPSR] = stub, regs[XPSR] & ~IT_BITS
+        into[PC], into[XPSR] = self.image.stub, regs[XPSR] & ~IT_BITS
         c.write_core_registers(into)
-        c.insert(rsp.HW_BREAKPOINT, end)
-        self._until(end)
-        c.remove(rsp.HW_BREAKPOINT, end)
+        self._run_stub()
         c.write_core_registers(regs)        # r0 and r1 (the stub's), the PC and xPSR as they were
+
+    def _run_stub(self) -> None:
+        """Run from the stub at the PC to its end (a breakpoint there, while it runs)."""
+        end = self.image.stub + STUB_LENGTH
+        self.client.insert(rsp.HW_BREAKPOINT, end)
+        self._until(end)
+        self.client.remove(rsp.HW_BREAKPOINT, end)
 
     # -- crashes and driver calls --------------------------------------------------------------
     def _crash(self, regs: list[int]) -> End:
