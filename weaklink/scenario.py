@@ -63,12 +63,8 @@ class Scenario:
         return name
 
     def link(self, args: list[str], **kw) -> LinkResult:
-        """The model's prediction for `arm-none-eabi-ld ARGS`."""
+        """The model's prediction for `arm-none-eabi-ld ARGS` (flavor="lld": `ld.lld ARGS`)."""
         return model_link(args, cwd=str(self.root), **kw)
-
-    def link_lld(self, args: list[str]) -> LinkResult:
-        """The lld model's prediction for `ld.lld ARGS`."""
-        return model_link(args, cwd=str(self.root), flavor="lld")
 
     def lld(self, args: list[str]):
         """Run the real ld.lld-16 (weaklink.resolve.lld.oracle.LldRun: exit status, errors in

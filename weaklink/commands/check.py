@@ -57,9 +57,9 @@ def run(args) -> int:
         from weaklink.check.plot import plot
 
         plot(report, args.plot)
-    text = json.dumps(report.to_json(), indent=2) if args.json else report.to_table()
     if args.execute:
         return _with_run(args, report, emit, from_check)
+    text = json.dumps(report.to_json(), indent=2) if args.json else report.to_table()
     emit(args, text + "\n", lambda: from_check(report))
     return report.exit_code
 
