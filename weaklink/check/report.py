@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 from weaklink.analyze.findings import SEVERITIES, Finding
 from weaklink.bind.table import BaseAddressTable, BoundBase
+from weaklink.check.static import defined_by
 
 SCHEMA_VERSION = 1
 
@@ -244,16 +245,11 @@ def _bases_table(table: BaseAddressTable, run) -> list[str]:
 
 
 def _provenance(base: BoundBase) -> str:
-    text = f"region {base.region} base {base.address:#x}"
+    text = f"region {base.region} base {base.address:#x} ← "
     sym = base.symbol
-    if sym is None or sym.binding == "local" or base.arena is not None:
-        return f"{text} ← {base.note}"
-    where = f" from {sym.defined_in}" if sym.defined_in else ""
-    if "passes 0/0" in base.note:
-        return f"{text} ← {base.note}"
-    if sym.binding == "weak":
-        return f"{text} ← `{sym.name}` = WEAK default{where} (no strong definition linked)"
-    return f"{text} ← `{sym.name}` = strong definition{where}"
+    if sym is None or sym.binding == "local" or base.arena is not None or "passes 0/0" in base.note:
+        return text + base.note
+    return text + defined_by(base) + (" (no strong definition linked)" if sym.binding == "weak" else "")
 
 
 def _evidence_line(ev) -> str:
