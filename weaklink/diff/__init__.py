@@ -48,11 +48,6 @@ def _side(path, map_path, image, board):
     return report, columns(report)
 
 
-def _both_sides(one, two, board):
-    """Both images analysed, OLD first: a bad OLD input is reported before a bad NEW one."""
-    return _side(*one, board), _side(*two, board)
-
-
 def diff(old_path: str, new_path: str, *, map_old: str | None = None, map_new: str | None = None,
          board: str | None = None, symbols: Sequence[str] = (), check_options: dict | None = None,
          fail_on: Sequence[str] = (), images: Sequence = ()) -> DiffReport:
@@ -60,8 +55,9 @@ def diff(old_path: str, new_path: str, *, map_old: str | None = None, map_new: s
     many as were read), so that they are not read again."""
     fail_on = _gates(fail_on, check_options)
     old_image, new_image = (*images, None, None)[:2]
-    (old, a), (new, b) = _both_sides((old_path, map_old, old_image),
-                                     (new_path, map_new, new_image), board)
+    # OLD first: a bad OLD input is reported before a bad NEW one
+    old, a = _side(old_path, map_old, old_image, board)
+    new, b = _side(new_path, map_new, new_image, board)
     cmp = compare(a, b)
     att_old, att_new = _attribution(old, map_old), _attribution(new, map_new)
 
@@ -109,9 +105,7 @@ def _gates(fail_on: Sequence[str], check_options) -> tuple[str, ...]:
 
 
 def _attribution(report, map_path: str | None) -> Attribution:
-    link_map = None
-    if map_path is not None:
-        link_map = parse_map(map_path)
+    link_map = parse_map(map_path) if map_path is not None else None
     return Attribution(report.table.image, link_map, map_path)
 
 
@@ -205,12 +199,10 @@ def _partners(n: int, mine: np.ndarray, theirs: np.ndarray) -> np.ndarray:
 
 def _with_check(report: DiffReport, old_path, new_path, map_old, map_new, board, options
                 ) -> DiffReport:
-    # imported here: the NPU check and its emulator cost 0.4 s to import, for --check only
-
-    before = check(str(old_path), map_path=map_old, soc=options.get("soc") or board,
-                   **{k: v for k, v in options.items() if k != "soc"})
-    after = check(str(new_path), map_path=map_new, soc=options.get("soc") or board,
-                  **{k: v for k, v in options.items() if k != "soc"})
+    soc = options.get("soc") or board
+    rest = {k: v for k, v in options.items() if k != "soc"}
+    before = check(str(old_path), map_path=map_old, soc=soc, **rest)
+    after = check(str(new_path), map_path=map_new, soc=soc, **rest)
     one = {(f.rule, f.symbol): f for f in before.findings}
     two = {(f.rule, f.symbol): f for f in after.findings}
     seen_new = {(f.rule, f.symbol) for f in report.new_findings}
