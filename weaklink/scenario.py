@@ -18,14 +18,13 @@ import subprocess
 from pathlib import Path
 
 from weaklink import toolchain
-from weaklink.read.ldmap import parse_map_text
-from weaklink.read.linkmap import LinkMap
 from weaklink.resolve import link as model_link
 from weaklink.resolve import link_driver as model_link_driver
-from weaklink.resolve.gnu.oracle import (LdRun, parse_gc_lines, parse_ld_stderr,  # noqa: F401
-                                     recorded_run)
+from weaklink.resolve.gnu.oracle import LdRun, parse_ld_stderr, recorded_run
 from weaklink.resolve.lld.oracle import run_lld
 from weaklink.resolve.result import LinkResult
+
+__all__ = ["Scenario", "LdRun", "parse_ld_stderr"]
 
 
 class Scenario:
@@ -94,9 +93,4 @@ class Scenario:
         argv = [toolchain.tool("ld"), "-Map", map_name, "--cref", "--no-demangle",
                 "-o", "out.elf", *gc, *args]
         proc = subprocess.run(argv, cwd=self.root, capture_output=True, text=True)
-        errors, trace, more = parse_ld_stderr(proc.stderr)
-        path = self.root / map_name
-        text = path.read_text() if path.exists() else ""
-        lmap = parse_map_text(text, str(path)) if text else LinkMap()   # empty: ld aborted
-        return LdRun(proc.returncode, proc.stderr, errors, lmap, trace, more,
-                     parse_gc_lines(proc.stderr))
+        return recorded_run(proc.returncode, proc.stderr, self.root / map_name)

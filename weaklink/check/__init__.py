@@ -104,7 +104,7 @@ def check(elf_path: str | Path, *, accelerator: str, system_config: str, memory_
     fast = main.table.base(FAST_SCRATCH_REGION)
     return CheckReport(file=elf_path, accelerator=accelerator, system_config=system_config,
                        memory_mode=memory_mode, soc=board.name, table=main.table,
-                       fast_scratch=_fast_scratch(fast, board), regions_used=sorted(main.needs),
+                       fast_scratch=_fast_scratch(fast, board),
                        needs=main.needs, findings=tuple(findings + _union(ops)), run=main.run,
                        operators=tuple(ops), functional=main.functional,
                        assumptions=binding_assumptions(tables) + _assumptions(ops, rules) + tuple(

@@ -23,6 +23,7 @@ are counted (`moved`, with the most common shift) and listed only for the symbol
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 import numpy as np
 
@@ -88,7 +89,7 @@ def diff(old_path: str, new_path: str, *, map_old: str | None = None, map_new: s
                                  for n in symbols}, notes=tuple(notes))
     if check_options is not None:
         report = _with_check(report, old_path, new_path, map_old, map_new, board, check_options)
-    return report.gated(fail_on, failed_gates(report, fail_on))
+    return replace(report, fail_on=fail_on, failed=tuple(failed_gates(report, fail_on)))
 
 
 def _gates(fail_on: Sequence[str], check_options) -> tuple[str, ...]:
@@ -211,7 +212,8 @@ def _with_check(report: DiffReport, old_path, new_path, map_old, map_new, board,
                                             if k not in one and k not in seen_new)
     fixed = report.fixed_findings + tuple(f for k, f in one.items()
                                           if k not in two and k not in seen_fixed)
-    return report.with_check(before, after, _bases(before, after), new_found, fixed)
+    return replace(report, checked=True, check_before=before, check_after=after,
+                   bases_changed=_bases(before, after), new_findings=new_found, fixed_findings=fixed)
 
 
 def _bases(before, after) -> tuple[BaseChange, ...]:
