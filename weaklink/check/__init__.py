@@ -47,7 +47,7 @@ FAST_SCRATCH_REGION = 2
 ANALYSIS_RULES = ("near-miss-override", "override-not-extracted")
 
 
-def detect_binding(symbols: ImageSymbols, model_given: bool = False) -> str:
+def detect_binding(symbols: ImageSymbols, model_given: bool) -> str:
     """The preset for how the model is embedded: a vela_bin_stream blob (ExecuTorch) or a Vela
     .tflite with ethos-u operators (TensorFlow Lite Micro)."""
     executorch = load_binding("executorch-arm")

@@ -48,7 +48,7 @@ def defined_by(base: BoundBase) -> str:
 
 
 def fast_scratch_findings(table: BaseAddressTable, region: int, needs: dict[int, int],
-                          soc: Soc, memory_mode: str, read_only_ports: tuple[str, ...] = ()) -> list[Finding]:
+                          soc: Soc, memory_mode: str, read_only_ports: tuple[str, ...]) -> list[Finding]:
     base = table.base(region)
     if base is None or region not in needs:
         return []  # the stream never touches it (Shared_Sram, Sram_Only): 0/0 is right

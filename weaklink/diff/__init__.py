@@ -44,21 +44,18 @@ DEFINER_ALL_BELOW = 4096   # images up to this many globals: compare every symbo
 MAX_ATTRIBUTED = 64        # bigger images: symbols per side given a defining unit (DWARF/map)
 
 
-def _side(path, map_path, image, board):
-    report = analyze(str(path), map_path=map_path, board=board, image=image)
+def _side(path, map_path, board):
+    report = analyze(str(path), map_path=map_path, board=board)
     return report, columns(report)
 
 
 def diff(old_path: str, new_path: str, *, map_old: str | None = None, map_new: str | None = None,
          board: str | None = None, symbols: Sequence[str] = (), check_options: dict | None = None,
-         fail_on: Sequence[str] = (), images: Sequence = ()) -> DiffReport:
-    """`images`: the images already read from OLD, then NEW (weaklink.read.image.Image; as
-    many as were read), so that they are not read again."""
+         fail_on: Sequence[str] = ()) -> DiffReport:
     fail_on = _gates(fail_on, check_options)
-    old_image, new_image = (*images, None, None)[:2]
     # OLD first: a bad OLD input is reported before a bad NEW one
-    old, a = _side(old_path, map_old, old_image, board)
-    new, b = _side(new_path, map_new, new_image, board)
+    old, a = _side(old_path, map_old, board)
+    new, b = _side(new_path, map_new, board)
     cmp = compare(a, b)
     att_old, att_new = _attribution(old, map_old), _attribution(new, map_new)
 
