@@ -127,9 +127,8 @@ class CheckReport:
         region = self.run.fault_region
         base = self.table.base(region) if region is not None else None
         head = f"{_provenance(base)} → " if base is not None else ""
-        fast = self.table.fast_memory
         if base is None and any(f.rule == "fast-memory-too-small" for f in self.findings):
-            head = f"{fast.note} → driver check \"Fast memory area too small\" → "
+            head = f"{self.table.fast_memory.note} → driver check \"Fast memory area too small\" → "
         return f"{head}NPU {self.run.diagnosis} → {self.verdict}"
 
     def _wrong_diagnosis(self) -> str:
