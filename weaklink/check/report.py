@@ -92,7 +92,7 @@ class CheckReport:
     needs: dict[int, int]
     findings: tuple[Finding, ...]
     run: object                              # npu.RunResult of the worst operator
-    operators: tuple[OperatorCheck, ...]     # one per base-address table, never none
+    operators: tuple[OperatorCheck, ...]     # one per base-address table (never empty)
     functional: object | None = None         # the worst operator's FunctionalCheck (--functional)
     # What the verdict rests on that the image does not show (each one sentence, with why it
     # is assumed); printed in the table and listed under "assumptions" in the JSON.
