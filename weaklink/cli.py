@@ -14,14 +14,7 @@ import sys
 from weaklink.errors import exit_status
 
 # Subcommand modules, in the order of the data flow.
-COMMANDS = (
-    "link",
-    "analyze",
-    "check",
-    "diff",
-    "run",
-    "demo",
-)
+COMMANDS = ("link", "analyze", "check", "diff", "run", "demo")
 
 
 def terminal_width() -> int:
@@ -62,16 +55,12 @@ def build_parser(commands=COMMANDS) -> argparse.ArgumentParser:
     return parser
 
 
-def single_threaded_blas() -> None:
-    """No command needs BLAS threads (the functional NPU engine limits BLAS to one thread
-    itself), and OpenBLAS starts a thread per core when numpy is imported (about 40 ms of a
-    command's start-up on 2 cores): one thread, unless the user chose."""
-    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-
-
 def main(argv: list[str] | None = None, commands=COMMANDS) -> int:
     """Run one subcommand; `commands` limits which subcommand modules are loaded."""
-    single_threaded_blas()
+    # No command needs BLAS threads (the functional NPU engine limits BLAS to one thread
+    # itself), and OpenBLAS starts a thread per core when numpy is imported (about 40 ms of a
+    # command's start-up on 2 cores): one thread, unless the user chose.
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     argv = sys.argv[1:] if argv is None else argv
     if argv and argv[0] in commands:     # load that subcommand's module only (start-up time)
         commands = (argv[0],)

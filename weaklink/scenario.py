@@ -18,14 +18,13 @@ import subprocess
 from pathlib import Path
 
 from weaklink import toolchain
-from weaklink.read.ldmap import parse_map_text
-from weaklink.read.linkmap import LinkMap
 from weaklink.resolve import link as model_link
 from weaklink.resolve import link_driver as model_link_driver
-from weaklink.resolve.gnu.oracle import (LdRun, parse_gc_lines, parse_ld_stderr,  # noqa: F401
-                                     recorded_run)
+from weaklink.resolve.gnu.oracle import LdRun, parse_ld_stderr, recorded_run
 from weaklink.resolve.lld.oracle import run_lld
 from weaklink.resolve.result import LinkResult
+
+__all__ = ["Scenario", "LdRun", "parse_ld_stderr"]
 
 
 class Scenario:
@@ -63,12 +62,8 @@ class Scenario:
         return name
 
     def link(self, args: list[str], **kw) -> LinkResult:
-        """The model's prediction for `arm-none-eabi-ld ARGS`."""
+        """The model's prediction for `arm-none-eabi-ld ARGS` (flavor="lld": `ld.lld ARGS`)."""
         return model_link(args, cwd=str(self.root), **kw)
-
-    def link_lld(self, args: list[str]) -> LinkResult:
-        """The lld model's prediction for `ld.lld ARGS`."""
-        return model_link(args, cwd=str(self.root), flavor="lld")
 
     def lld(self, args: list[str]):
         """Run the real ld.lld-16 (weaklink.resolve.lld.oracle.LldRun: exit status, errors in
@@ -98,9 +93,4 @@ class Scenario:
         argv = [toolchain.tool("ld"), "-Map", map_name, "--cref", "--no-demangle",
                 "-o", "out.elf", *gc, *args]
         proc = subprocess.run(argv, cwd=self.root, capture_output=True, text=True)
-        errors, trace, more = parse_ld_stderr(proc.stderr)
-        path = self.root / map_name
-        text = path.read_text() if path.exists() else ""
-        lmap = parse_map_text(text, str(path)) if text else LinkMap()   # empty: ld aborted
-        return LdRun(proc.returncode, proc.stderr, errors, lmap, trace, more,
-                     parse_gc_lines(proc.stderr))
+        return recorded_run(proc.returncode, proc.stderr, self.root / map_name)

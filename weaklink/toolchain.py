@@ -39,8 +39,7 @@ def available() -> bool:
     return all(on_path(PREFIX + t) for t in ("gcc", "g++", "ld", "ar", "as"))
 
 
-class Completed(namedtuple("Completed", "args returncode stdout stderr")):
-    __slots__ = ()
+Completed = namedtuple("Completed", "args returncode stdout stderr")
 
 
 def run(name: str, args: list[str | Path], cwd: str | Path | None = None) -> Completed:

@@ -47,7 +47,7 @@ FAST_SCRATCH_REGION = 2
 ANALYSIS_RULES = ("near-miss-override", "override-not-extracted")
 
 
-def detect_binding(symbols: ImageSymbols, model_given: bool = False) -> str:
+def detect_binding(symbols: ImageSymbols, model_given: bool) -> str:
     """The preset for how the model is embedded: a vela_bin_stream blob (ExecuTorch) or a Vela
     .tflite with ethos-u operators (TensorFlow Lite Micro)."""
     executorch = load_binding("executorch-arm")
@@ -104,7 +104,7 @@ def check(elf_path: str | Path, *, accelerator: str, system_config: str, memory_
     fast = main.table.base(FAST_SCRATCH_REGION)
     return CheckReport(file=elf_path, accelerator=accelerator, system_config=system_config,
                        memory_mode=memory_mode, soc=board.name, table=main.table,
-                       fast_scratch=_fast_scratch(fast, board), regions_used=sorted(main.needs),
+                       fast_scratch=_fast_scratch(fast, board),
                        needs=main.needs, findings=tuple(findings + _union(ops)), run=main.run,
                        operators=tuple(ops), functional=main.functional,
                        assumptions=binding_assumptions(tables) + _assumptions(ops, rules) + tuple(
@@ -148,11 +148,9 @@ def _operator(table, override, elf_path, accelerator, system_config, memory_mode
                               acc.read_only_ports)
     findings += fast_memory_findings(table, FAST_SCRATCH_REGION, needs)
     bases, fast_memory, fast_size = _emulated_bases(table)
-    inputs = None
     if cannot_tell:                 # the bytes would be computed on a guessed region 2
         functional_image = None
-    if functional_image is not None:
-        inputs = default_inputs(model)
+    inputs = default_inputs(model) if functional_image is not None else None
     run = dict(accelerator=accelerator, system_config=system_config, memory_mode=memory_mode,
                soc=board.name, bases=bases, vela_ini=vela_ini, stream_address=table.stream_address,
                fast_memory=fast_memory, fast_memory_size=fast_size)
@@ -174,9 +172,8 @@ def _emulated_bases(table):
     more, so the emulator bounds the region by the fast memory's size."""
     fast = table.fast_memory
     bases = [npu.Base(b.region, b.address, b.size) for b in table.bases]
-    if fast is None or not fast.given or len(bases) <= FAST_SCRATCH_REGION:
-        return bases, 0, 0
-    if fast.size is None:      # size unknown: substitute, but the driver's check cannot be judged
+    # size unknown: the driver substitutes, but its check cannot be judged
+    if fast is None or not fast.given or fast.size is None or len(bases) <= FAST_SCRATCH_REGION:
         return bases, 0, 0
     if bases[FAST_SCRATCH_REGION].size > fast.size:
         return bases, fast.address, fast.size      # the emulated driver fails the invoke
@@ -185,13 +182,12 @@ def _emulated_bases(table):
 
 
 def _union(ops) -> list:
-    seen, out = set(), []
+    """Every operator's findings, each (rule, message) once: the first one seen."""
+    first = {}
     for op in ops:
         for f in op.findings:
-            if (f.rule, f.message) not in seen:
-                seen.add((f.rule, f.message))
-                out.append(f)
-    return out
+            first.setdefault((f.rule, f.message), f)
+    return list(first.values())
 
 
 def _attributed(table, analysis):

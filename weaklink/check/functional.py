@@ -112,8 +112,7 @@ def owners(table, image) -> list:
 def functional_check(model, table, image, run, accelerator) -> tuple[FunctionalCheck, list[Finding]]:
     bases = {b.region: b.address for b in table.bases}
     found = find_corruptions(run.functional, owners(table, image), bases)
-    sizes = {r: max(b.size or 0, model.region_sizes.get(r, 0)) for r, b in
-             ((b.region, b) for b in table.bases)}
+    sizes = {b.region: max(b.size or 0, model.region_sizes.get(b.region, 0)) for b in table.bases}
     apart = run_functional(model, npu_accelerator(accelerator), separate_placement(sizes), default_inputs(model))
     check = FunctionalCheck(run.functional.outputs, apart.outputs, tuple(found))
     findings = [Finding(CORRUPTS, "error", c.owner.name, c.message) for c in found]

@@ -6,10 +6,11 @@ The JSON holds one demo row's fields for the image (`fast_scratch`, `npu`, `cycl
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from weaklink.analyze.findings import SEVERITIES, Finding
 from weaklink.bind.table import BaseAddressTable, BoundBase
+from weaklink.check.static import defined_by
 
 SCHEMA_VERSION = 1
 
@@ -88,12 +89,10 @@ class CheckReport:
     soc: str
     table: BaseAddressTable
     fast_scratch: FastScratch | None
-    regions_used: list[int]
     needs: dict[int, int]
     findings: tuple[Finding, ...]
-    run: object                              # npu.RunResult
-    extra: dict = field(default_factory=dict)
-    operators: tuple[OperatorCheck, ...] = ()
+    run: object                              # npu.RunResult of the worst operator
+    operators: tuple[OperatorCheck, ...]     # one per base-address table (never empty)
     functional: object | None = None         # the worst operator's FunctionalCheck (--functional)
     # What the verdict rests on that the image does not show (each one sentence, with why it
     # is assumed); printed in the table and listed under "assumptions" in the JSON.
@@ -110,8 +109,7 @@ class CheckReport:
         """One inference: the sum over every operator's stream (none when it cannot be told)."""
         if self.run.status != "ok" or self.verdict == "unknown":
             return None
-        runs = [op.run for op in self.operators] or [self.run]
-        return sum(int(r.cycles["total"]) for r in runs)
+        return sum(int(op.run.cycles["total"]) for op in self.operators)
 
     @property
     def exit_code(self) -> int:
@@ -129,9 +127,8 @@ class CheckReport:
         region = self.run.fault_region
         base = self.table.base(region) if region is not None else None
         head = f"{_provenance(base)} → " if base is not None else ""
-        fast = self.table.fast_memory
         if base is None and any(f.rule == "fast-memory-too-small" for f in self.findings):
-            head = f"{fast.note} → driver check \"Fast memory area too small\" → "
+            head = f"{self.table.fast_memory.note} → driver check \"Fast memory area too small\" → "
         return f"{head}NPU {self.run.diagnosis} → {self.verdict}"
 
     def _wrong_diagnosis(self) -> str:
@@ -141,10 +138,6 @@ class CheckReport:
         base = self.table.base(first.write.region)
         head = f"{_provenance(base)} → " if base is not None else ""
         return f"{head}NPU {first.message} → outputs differ from a run with every region placed apart → wrong"
-
-    def _seconds(self) -> float:
-        return sum(r.run.inference_time_s for r in self.operators) if self.operators \
-            else self.run.inference_time_s
 
     def _context(self) -> list[str]:
         """The TFLM facts a reader needs before the table: binding, arena, fast memory."""
@@ -189,7 +182,7 @@ class CheckReport:
             "bases": [_base_json(b, ports.get(b.region)) for b in self.table.bases],
             "accelerator": self.accelerator, "system_config": self.system_config,
             "memory_mode": self.memory_mode, "soc": self.soc,
-            "model": {"address": self.table.model_address, "regions_used": self.regions_used,
+            "model": {"address": self.table.model_address, "regions_used": sorted(self.needs),
                       "region_needs": {str(k): v for k, v in sorted(self.needs.items())}},
             "finding_details": [f.to_json() for f in self.findings],
             "emulation": self.run.to_json(),
@@ -200,17 +193,17 @@ class CheckReport:
             "assumptions": list(self.assumptions),
             "cannot_tell": self.cannot_tell,
             **({"functional": self.functional.to_json()} if self.functional is not None else {}),
-            **self.extra,
         }
 
     def to_table(self) -> str:
+        seconds = sum(op.run.inference_time_s for op in self.operators)
         lines = [f"{self.file}: NPU {self.verdict.upper()}"
-                 + (f" in {self.cycles} cycles ({self._seconds() * 1e3:.3f} ms)"
+                 + (f" in {self.cycles} cycles ({seconds * 1e3:.3f} ms)"
                     if self.cycles is not None else ""),
                  f"{self.accelerator} / {self.system_config} / {self.memory_mode} on {self.soc}",
                  ""]
         lines += self._context()
-        ops = self.operators or (OperatorCheck(self.table, self.needs, (), self.run),)
+        ops = self.operators
         for op in ops:
             if len(ops) > 1 or op.table.operator is not None:
                 where = op.table.model_symbol or f"{op.table.model_address:#x}"
@@ -244,16 +237,11 @@ def _bases_table(table: BaseAddressTable, run) -> list[str]:
 
 
 def _provenance(base: BoundBase) -> str:
-    text = f"region {base.region} base {base.address:#x}"
+    text = f"region {base.region} base {base.address:#x} ← "
     sym = base.symbol
-    if sym is None or sym.binding == "local" or base.arena is not None:
-        return f"{text} ← {base.note}"
-    where = f" from {sym.defined_in}" if sym.defined_in else ""
-    if "passes 0/0" in base.note:
-        return f"{text} ← {base.note}"
-    if sym.binding == "weak":
-        return f"{text} ← `{sym.name}` = WEAK default{where} (no strong definition linked)"
-    return f"{text} ← `{sym.name}` = strong definition{where}"
+    if sym is None or sym.binding == "local" or base.arena is not None or "passes 0/0" in base.note:
+        return text + base.note
+    return text + defined_by(base) + (" (no strong definition linked)" if sym.binding == "weak" else "")
 
 
 def _evidence_line(ev) -> str:

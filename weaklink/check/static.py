@@ -38,7 +38,8 @@ FAST_MEMORY_TOO_SMALL = "fast-memory-too-small"
 REGION_NOT_IN_ASSUMED_MEMORY = "region-not-in-assumed-memory"
 
 
-def _who(base: BoundBase) -> str:
+def defined_by(base: BoundBase) -> str:
+    """Who set the base: `name` = WEAK default or strong definition (from its unit), or none."""
     if base.symbol is None:
         return "no definition"
     kind = "WEAK default" if base.symbol.binding == "weak" else "strong definition"
@@ -47,7 +48,7 @@ def _who(base: BoundBase) -> str:
 
 
 def fast_scratch_findings(table: BaseAddressTable, region: int, needs: dict[int, int],
-                          soc: Soc, memory_mode: str, read_only_ports: tuple[str, ...] = ()) -> list[Finding]:
+                          soc: Soc, memory_mode: str, read_only_ports: tuple[str, ...]) -> list[Finding]:
     base = table.base(region)
     if base is None or region not in needs:
         return []  # the stream never touches it (Shared_Sram, Sram_Only): 0/0 is right
@@ -60,7 +61,7 @@ def fast_scratch_findings(table: BaseAddressTable, region: int, needs: dict[int,
     out = []
     if 0 < base.size < need:
         out.append(Finding(FAST_SCRATCH_TOO_SMALL, "error", name,
-                           f"region {region} ({base.name}) is {base.size} bytes ({_who(base)}) "
+                           f"region {region} ({base.name}) is {base.size} bytes ({defined_by(base)}) "
                            f"but the model addresses {need} bytes of it"))
     port = region_port(soc, memory_mode, region)
     # the fast scratch is staging memory: the stream writes it
@@ -109,19 +110,16 @@ def placement_findings(run, needs: dict[int, int], soc: Soc, sysconf: SystemConf
     return out
 
 
-def fast_memory_findings(table: BaseAddressTable, region: int,
-                         needs: dict[int, int] | None = None) -> list[Finding]:
+def fast_memory_findings(table: BaseAddressTable, region: int, needs: dict[int, int]) -> list[Finding]:
     """The driver's own check: with fast memory given and more than `region` entries, the
     invoke fails when base_addr_size[region] exceeds fast_memory_size."""
     fast, base = table.fast_memory, table.base(region)
-    if fast is None or not fast.given or base is None or len(table.bases) <= region:
+    if fast is None or not fast.given or fast.size is None or base is None or len(table.bases) <= region:
         return []
     name = fast.symbol or f"{fast.address:#x}"
-    if fast.size is None:
-        return []
     if base.size <= fast.size:
         # the driver's check passes; the stream may still reach past the fast memory
-        need = needs.get(region, 0) if needs else 0
+        need = needs.get(region, 0)
         if need > fast.size:
             return [Finding(FAST_SCRATCH_TOO_SMALL, "error", name,
                             f"region {region} ({base.name}) is ethosu_init's fast memory, "

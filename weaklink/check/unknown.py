@@ -16,12 +16,8 @@ from weaklink.bind.fastmem import DRIVER_CHECK, FAST_MEMORY_INDEX
 
 def binding_assumptions(tables) -> tuple[str, ...]:
     """What the tables rest on that the image does not show, each said once."""
-    out = []
-    for t in tables:
-        for text in (getattr(t.fast_memory, "assumption", ""), getattr(t.arena, "assumption", "")):
-            if text and text not in out:
-                out.append(text)
-    return tuple(out)
+    texts = (getattr(part, "assumption", "") for t in tables for part in (t.fast_memory, t.arena))
+    return tuple(dict.fromkeys(text for text in texts if text))
 
 
 def cannot_tell_fast_memory(table, needs: dict[int, int]) -> str | None:

@@ -11,8 +11,6 @@ from weaklink.errors import UsageError, require
 from weaklink.report.output import add_options, check_outputs, emit
 from weaklink.report.results import from_analysis
 
-EXIT_OK, EXIT_EXPECTATION = 0, 1
-
 
 def add_parser(subparsers) -> None:
     p = subparsers.add_parser(
@@ -70,4 +68,4 @@ def run(args) -> int:
     out.flush()
     if args.sarif or args.github:
         emit(args, "", lambda: from_analysis(report))
-    return EXIT_EXPECTATION if report.exit_code else EXIT_OK
+    return report.exit_code

@@ -57,15 +57,18 @@ def run(args) -> int:
         from weaklink.check.plot import plot
 
         plot(report, args.plot)
-    text = json.dumps(report.to_json(), indent=2) if args.json else report.to_table()
     if args.execute:
-        return _with_run(args, report, emit, from_check)
+        text, status = _with_run(args, report)
+    else:
+        text = json.dumps(report.to_json(), indent=2) if args.json else report.to_table()
+        status = report.exit_code
     emit(args, text + "\n", lambda: from_check(report))
-    return report.exit_code
+    return status
 
 
-def _with_run(args, report, emit, from_check) -> int:
-    """check --run: the firmware runs, and its table is compared with the prediction."""
+def _with_run(args, report) -> tuple[str, int]:
+    """check --run: the firmware runs, and its table is compared with the prediction; the
+    joint report and the exit status (1 also when the run disagrees)."""
     from weaklink.run import DEFAULT_TIMEOUT, run as run_firmware
     from weaklink.run.compare import compare, joint_json, joint_table
 
@@ -75,5 +78,4 @@ def _with_run(args, report, emit, from_check) -> int:
     comparison = compare(report, ran)
     text = json.dumps(joint_json(report.to_json(), ran, comparison), indent=2) if args.json \
         else joint_table(report.to_table(), ran, comparison)
-    emit(args, text + "\n", lambda: from_check(report))
-    return 0 if report.exit_code == 0 and comparison.agree else 1
+    return text, 0 if report.exit_code == 0 and comparison.agree else 1

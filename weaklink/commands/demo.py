@@ -45,11 +45,11 @@ def run(args) -> int:
     require("flatbuffers", "weaklink demo", "demo")
     if args.plot:
         require("matplotlib", "--plot", "plot")
-    if getattr(args, "diff", False):
+    if args.diff:
         from weaklink.demo.diffs import run_diffs
 
         report = run_diffs(cache=args.cache)
-    elif getattr(args, "story", "executorch") == "tflm":
+    elif args.story == "tflm":
         from weaklink.demo.tflm import run_tflm_demo
 
         report = run_tflm_demo(cache=args.cache)

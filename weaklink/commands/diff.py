@@ -60,14 +60,7 @@ def run(args) -> int:
     report = diff(args.old, args.new, map_old=args.map_old, map_new=args.map_new,
                   board=args.board, symbols=args.symbol, check_options=_check_options(args),
                   fail_on=args.fail_on)
-    if args.json:
-        text = report.dumps() + "\n"
-    else:
-        text = render(report)
-    emit(args, text, lambda: _results(report))
+    text = report.dumps() + "\n" if args.json else render(report)
+    emit(args, text, lambda: from_diff(report))
     return report.exit_code
-
-
-def _results(report):
-    return from_diff(report)
 

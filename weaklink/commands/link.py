@@ -51,23 +51,22 @@ def add_parser(subparsers) -> None:
     p.set_defaults(run=run, accepts_extra=True)
 
 
+def _ld_args(args) -> list[str]:
+    """The command line after the options, without a leading --."""
+    extra = list(args.extra)
+    return extra[1:] if extra[:1] == ["--"] else extra
+
+
 def _model(args):
     """The LinkResult for the command line after the options: ld's, or a driver's after --."""
     from weaklink.resolve import link, link_driver
     from weaklink.resolve.compiler_driver import is_driver
 
-    extra = list(args.extra)
-    dashed = extra[:1] == ["--"]
-    rest = extra[1:] if dashed else extra
+    rest = _ld_args(args)
     kw = {"trace": args.trace_symbol, "why_not": args.why_not}
-    if dashed and rest and is_driver(rest[0]):
+    if args.extra[:1] == ["--"] and rest and is_driver(rest[0]):
         return link_driver(rest, **kw)
     return link(rest, **kw)
-
-
-def _ld_args(args) -> list[str]:
-    extra = list(args.extra)
-    return extra[1:] if extra[:1] == ["--"] else extra
 
 
 def _verdict_lines(result) -> list[str]:
@@ -127,7 +126,7 @@ def _run(args) -> int:
         lines.append(result.summary())
     if result.ld_args is not None and not asked:
         lines.insert(0, "ld " + " ".join(result.ld_args))
-    print("\n".join([*lines, *_verdict_lines(result)]), file=sys.stdout)
+    print("\n".join([*lines, *_verdict_lines(result)]))
     return 0 if result.ok else 1
 
 
@@ -159,13 +158,12 @@ def _run_lld(args) -> int:
     if args.json:
         print(result.dumps())
         return 0 if result.ok else 1
-    out = sys.stdout
     if args.why_extract or why_file == "-":
-        out.write(lld.why_extract_text(result))
+        sys.stdout.write(lld.why_extract_text(result))
     elif not args.trace_symbol:
-        print(result.table(), file=out)
+        print(result.table())
     for d in (*result.warnings, *result.errors):
         sev = "warning" if d in result.warnings else "error"
-        print(f"ld.lld: {sev}: {d.message}", file=out)
-    print("link would " + ("succeed" if result.ok else "FAIL"), file=out)
+        print(f"ld.lld: {sev}: {d.message}")
+    print("link would " + ("succeed" if result.ok else "FAIL"))
     return 0 if result.ok else 1

@@ -57,7 +57,7 @@ def _compare_lld(outcome: fixtures.LinkOutcome):
     return diffs, {(e.kind, e.symbol) for e in real.errors}
 
 
-def _row(outcome: fixtures.LinkOutcome, plot_dir: Path | None, cache=None) -> DemoRow:
+def _row(outcome: fixtures.LinkOutcome, plot_dir: Path | None, cache) -> DemoRow:
     v, t = outcome.variant, outcome.target
     compare = _compare_lld if outcome.linker == "lld" else _compare_gnu
     diffs, real_errors = compare(outcome)

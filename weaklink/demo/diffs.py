@@ -14,10 +14,10 @@ from pathlib import Path
 
 from weaklink.demo.fixtures import firmware as fixtures
 from weaklink.diff import diff
+from weaklink.diff.comparison import GATES
 from weaklink.diff.render import render
 
 SCHEMA_VERSION = 1
-GATES = ("new-findings", "binding-changed", "region-changed", "verdict")
 STORY = (
     ("the quick fix: extern -> removed (example runner, U85)",
      "extern-example-u85", "removed-example-u85"),

@@ -44,13 +44,13 @@ def _litert(tflite: Path, inputs) -> list[np.ndarray] | None:
     return [it.get_tensor(d["index"]) for d in it.get_output_details()]
 
 
-def functional_cell(report, tflite: Path | None) -> FunctionalCell | None:
+def functional_cell(report, tflite: Path) -> FunctionalCell | None:
     """None when the check computed nothing (no --functional, or the run did not complete)."""
-    f = report.functional if report is not None else None
+    f = report.functional
     if f is None:
         return None
     want = None
-    if tflite is not None and tflite.is_file():
+    if tflite.is_file():
         model = npu.load_model(report.table.model_bytes, report.file)
         want = _litert(tflite, default_inputs(model))
     if want is None:

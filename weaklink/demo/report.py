@@ -61,9 +61,9 @@ class DemoRow:
                 text += " (C++-namespaced names)"
         else:
             memory = self.fast_scratch.region or f"{base.address:#x}"
-            text = f"strong {_size(base.size)} array in {memory}"
+            text = f"strong {size_text(base.size)} array in {memory}"
             if "fast-scratch-too-small" in rules:
-                text = f"strong {_size(base.size)} < model's need ({_size(self.check.needs[2])})"
+                text = f"strong {size_text(base.size)} < model's need ({size_text(self.check.needs[2])})"
         return text + (", finding" if self.findings else "")
 
     def to_json(self) -> dict:
@@ -85,8 +85,17 @@ class DemoRow:
         return out
 
 
-def _size(n: int) -> str:
+def size_text(n: int | None) -> str:
+    if n is None:
+        return "size unknown"
     return f"{n // 1024} KB" if n and n % 1024 == 0 else f"{n} B"
+
+
+def table_lines(head: tuple[str, ...], body: list[tuple[str, ...]]) -> list[str]:
+    """Columns as wide as their widest cell, the head underlined with dashes."""
+    widths = [max(len(c) for c in col) for col in zip(head, *body)]
+    line = lambda cells: "  ".join(c.ljust(w) for c, w in zip(cells, widths)).rstrip()  # noqa: E731
+    return [line(head), line("-" * w for w in widths), *map(line, body)]
 
 
 LINKERS = {"gnu": ("real ld", "arm-none-eabi-ld"), "lld": ("real ld.lld", "ld.lld-16")}
@@ -121,9 +130,7 @@ class DemoReport:
                          "-" if r.cycles is None else str(r.cycles),
                          "-" if r.functional is None else r.functional.text)
                         + (((r.run.cell() if r.run else "-"),) if self.ran else ()))
-        widths = [max(len(str(c)) for c in col) for col in zip(head, *body)]
-        line = lambda cells: "  ".join(str(c).ljust(w) for c, w in zip(cells, widths)).rstrip()  # noqa: E731
-        out = [line(head), line("-" * w for w in widths), *map(line, body), ""]
+        out = [*table_lines(head, body), ""]
         agree = sum(r.model_agrees_with_ld for r in self.rows)
         out.append(f"model agrees with {tool} on {agree}/{len(self.rows)} links; "
                    "ok* = ok with the weak default 0/0 (the model never uses the fast scratch)")

@@ -124,9 +124,8 @@ def footnotes(rows) -> list[str]:
     """One line per field that differs, with the rows it differs on and the first row's values."""
     by_field: dict[str, list] = {}
     for r in rows:
-        ran = getattr(r, "run", None)
-        if ran is not None and ran.comparison is not None:
-            for f in ran.comparison.findings:
+        if r.run is not None and r.run.comparison is not None:
+            for f in r.run.comparison.findings:
                 field = f.message.split(": check predicts", 1)[0]
                 by_field.setdefault(field, []).append((f"{r.backend}-{r.runner}-{r.target}", f.message))
     out = []

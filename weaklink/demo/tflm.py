@@ -12,6 +12,7 @@ from pathlib import Path
 from weaklink.demo.fixtures import tflm as fixtures_tflm
 from weaklink.check import check
 from weaklink.check.report import CheckReport
+from weaklink.demo.report import size_text, table_lines
 
 SCHEMA_VERSION = 1
 
@@ -28,7 +29,7 @@ class TflmRow:
         where = "DWARF" if f.source.startswith("DWARF") else "code before the BL"
         if not f.given:
             return f"none (0/0, {where})"
-        return f"{f.symbol or hex(f.address)} {_size(f.size)} ({where})"
+        return f"{f.symbol or hex(f.address)} {size_text(f.size)} ({where})"
 
     def region2(self) -> str:
         base = self.check.table.base(2)
@@ -39,7 +40,7 @@ class TflmRow:
         what = "arena tensor" if base.arena else "fast memory"
         rules = {f.rule for f in self.check.findings}
         if "fast-memory-too-small" in rules:
-            return f"{_size(base.size)} > fast memory: driver check fails"
+            return f"{size_text(base.size)} > fast memory: driver check fails"
         return f"{what} in {memory}" + (", finding" if rules else "")
 
     def to_json(self) -> dict:
@@ -50,12 +51,6 @@ class TflmRow:
                 "region2": self.region2(), "npu": c.verdict, "cycles": c.cycles,
                 "findings": list(dict.fromkeys(f.rule for f in c.findings)),
                 "expected": self.variant.expected, "diagnosis": c.diagnosis}
-
-
-def _size(n: int | None) -> str:
-    if n is None:
-        return "size unknown"
-    return f"{n // 1024} KB" if n and n % 1024 == 0 else f"{n} B"
 
 
 @dataclass(frozen=True)
@@ -78,9 +73,7 @@ class TflmDemoReport:
                  str(len(r.check.operators)),
                  r.fast_memory(), r.region2(), r.check.verdict,
                  "-" if r.check.cycles is None else str(r.check.cycles)) for r in self.rows]
-        widths = [max(len(c) for c in col) for col in zip(head, *body)]
-        line = lambda cells: "  ".join(c.ljust(w) for c, w in zip(cells, widths)).rstrip()  # noqa: E731
-        out = [line(head), line("-" * w for w in widths), *map(line, body), ""]
+        out = [*table_lines(head, body), ""]
         out.append("fast memory read from DWARF call sites (-g) or from the constants in r2/r3 at the BL "
                    "(the code: -O0, and -Os without -g); region 2 is an arena tensor unless fast memory replaces it")
         return "\n".join(out)

@@ -23,6 +23,7 @@ are counted (`moved`, with the most common shift) and listed only for the symbol
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 import numpy as np
 
@@ -43,25 +44,18 @@ DEFINER_ALL_BELOW = 4096   # images up to this many globals: compare every symbo
 MAX_ATTRIBUTED = 64        # bigger images: symbols per side given a defining unit (DWARF/map)
 
 
-def _side(path, map_path, image, board):
-    report = analyze(str(path), map_path=map_path, board=board, image=image)
+def _side(path, map_path, board):
+    report = analyze(str(path), map_path=map_path, board=board)
     return report, columns(report)
-
-
-def _both_sides(one, two, board):
-    """Both images analysed, OLD first: a bad OLD input is reported before a bad NEW one."""
-    return _side(*one, board), _side(*two, board)
 
 
 def diff(old_path: str, new_path: str, *, map_old: str | None = None, map_new: str | None = None,
          board: str | None = None, symbols: Sequence[str] = (), check_options: dict | None = None,
-         fail_on: Sequence[str] = (), images: Sequence = ()) -> DiffReport:
-    """`images`: the images already read from OLD, then NEW (weaklink.read.image.Image; as
-    many as were read), so that they are not read again."""
+         fail_on: Sequence[str] = ()) -> DiffReport:
     fail_on = _gates(fail_on, check_options)
-    old_image, new_image = (*images, None, None)[:2]
-    (old, a), (new, b) = _both_sides((old_path, map_old, old_image),
-                                     (new_path, map_new, new_image), board)
+    # OLD first: a bad OLD input is reported before a bad NEW one
+    old, a = _side(old_path, map_old, board)
+    new, b = _side(new_path, map_new, board)
     cmp = compare(a, b)
     att_old, att_new = _attribution(old, map_old), _attribution(new, map_new)
 
@@ -92,7 +86,7 @@ def diff(old_path: str, new_path: str, *, map_old: str | None = None, map_new: s
                                  for n in symbols}, notes=tuple(notes))
     if check_options is not None:
         report = _with_check(report, old_path, new_path, map_old, map_new, board, check_options)
-    return report.gated(fail_on, failed_gates(report, fail_on))
+    return replace(report, fail_on=fail_on, failed=tuple(failed_gates(report, fail_on)))
 
 
 def _gates(fail_on: Sequence[str], check_options) -> tuple[str, ...]:
@@ -109,9 +103,7 @@ def _gates(fail_on: Sequence[str], check_options) -> tuple[str, ...]:
 
 
 def _attribution(report, map_path: str | None) -> Attribution:
-    link_map = None
-    if map_path is not None:
-        link_map = parse_map(map_path)
+    link_map = parse_map(map_path) if map_path is not None else None
     return Attribution(report.table.image, link_map, map_path)
 
 
@@ -205,12 +197,10 @@ def _partners(n: int, mine: np.ndarray, theirs: np.ndarray) -> np.ndarray:
 
 def _with_check(report: DiffReport, old_path, new_path, map_old, map_new, board, options
                 ) -> DiffReport:
-    # imported here: the NPU check and its emulator cost 0.4 s to import, for --check only
-
-    before = check(str(old_path), map_path=map_old, soc=options.get("soc") or board,
-                   **{k: v for k, v in options.items() if k != "soc"})
-    after = check(str(new_path), map_path=map_new, soc=options.get("soc") or board,
-                  **{k: v for k, v in options.items() if k != "soc"})
+    soc = options.get("soc") or board
+    rest = {k: v for k, v in options.items() if k != "soc"}
+    before = check(str(old_path), map_path=map_old, soc=soc, **rest)
+    after = check(str(new_path), map_path=map_new, soc=soc, **rest)
     one = {(f.rule, f.symbol): f for f in before.findings}
     two = {(f.rule, f.symbol): f for f in after.findings}
     seen_new = {(f.rule, f.symbol) for f in report.new_findings}
@@ -219,7 +209,8 @@ def _with_check(report: DiffReport, old_path, new_path, map_old, map_new, board,
                                             if k not in one and k not in seen_new)
     fixed = report.fixed_findings + tuple(f for k, f in one.items()
                                           if k not in two and k not in seen_fixed)
-    return report.with_check(before, after, _bases(before, after), new_found, fixed)
+    return replace(report, checked=True, check_before=before, check_after=after,
+                   bases_changed=_bases(before, after), new_findings=new_found, fixed_findings=fixed)
 
 
 def _bases(before, after) -> tuple[BaseChange, ...]:

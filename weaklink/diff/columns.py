@@ -136,27 +136,25 @@ def _targets(image, regions, c, has_value, value) -> Targets:
     rows = np.flatnonzero(has_value & (c.size == POINTER_SIZE) & (value != 0))
     if not len(rows):
         return out
-    start = t.address.astype(np.int64)
     raw = value[rows].astype(np.int64)
-    pos = np.searchsorted(start, raw, side="right") - 1
-    # the preferred holder: the first of the targets sharing that start (globals, larger first)
-    idx = np.arange(len(start))
-    change = np.concatenate(([True], start[1:] != start[:-1])) if len(start) else idx > 0
-    first = np.maximum.accumulate(np.where(change, idx, 0))[np.maximum(pos, 0)] \
-        if len(start) else np.zeros(len(raw), np.int64)
+    first, inside, held = np.zeros(len(rows), np.int64), np.zeros(len(rows), bool), 0
+    start = t.address.astype(np.int64)
     if len(start):
+        pos = np.searchsorted(start, raw, side="right") - 1
+        # the preferred holder: the first of the targets sharing that start (globals, larger first)
+        change = np.concatenate(([True], start[1:] != start[:-1]))
+        first = np.maximum.accumulate(np.where(change, np.arange(len(start)), 0))[np.maximum(pos, 0)]
         probe = np.where(t.type[first] == S.STT_FUNC, raw & ~1, raw)
         end = start[first] + t.size[first].astype(np.int64)
         inside = (pos >= 0) & (start[first] <= probe) & (
             (probe < end) | ((t.size[first] == 0) & (start[first] == probe)))
-    else:
-        probe, inside = raw, np.zeros(len(rows), bool)
+        held = probe - start[first]
     reg = _locate(regions, raw)
     origins = np.array([r.origin for r in regions.regions] + [0], np.int64)
     region[rows] = reg
     kind[rows] = np.where(inside, 1, np.where(reg >= 0, 2, 0))
     holder[rows] = np.where(inside, first, -1)
-    offset[rows] = np.where(inside, probe - start[first] if len(start) else 0, raw - origins[reg])
+    offset[rows] = np.where(inside, held, raw - origins[reg])
     return out
 
 

@@ -10,7 +10,7 @@ is the first in KINDS order), `demangled`, `moved`, `queried`, `fast_scratch_bef
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from weaklink.analyze.findings import Finding
 from weaklink.analyze.analysis import Query
@@ -118,13 +118,6 @@ class DiffReport:
     bases_changed: tuple[BaseChange, ...] = ()
     fail_on: tuple[str, ...] = ()
     failed: tuple[str, ...] = ()
-
-    def with_check(self, before, after, bases, new_found, fixed) -> "DiffReport":
-        return replace(self, checked=True, check_before=before, check_after=after,
-                       bases_changed=bases, new_findings=new_found, fixed_findings=fixed)
-
-    def gated(self, fail_on, failed) -> "DiffReport":
-        return replace(self, fail_on=tuple(fail_on), failed=tuple(failed))
 
     @property
     def verdict_before(self) -> str | None:

@@ -28,7 +28,7 @@ def check_outputs(args) -> None:
                          "--json (write --sarif FILE for machine-readable results)")
 
 
-def emit(args, text: str, results_of, rules: dict | None = None) -> None:
+def emit(args, text: str, results_of) -> None:
     """Write the report text to stdout, then the SARIF file and the annotations, if asked."""
     out = sys.stdout
     out.write(text)
@@ -37,16 +37,14 @@ def emit(args, text: str, results_of, rules: dict | None = None) -> None:
         return
     results = results_of()
     from weaklink.report.sourceloc import locate
-    locations = {}
     by_image: dict[str, list[str]] = {}
     for r in results:
         if r.symbol and (r.level != "note" or len(results) <= MAX_LOCATED):
             by_image.setdefault(r.image, []).append(r.symbol)
-    for image, names in by_image.items():
-        for name, where in locate(image, names).items():
-            locations[(image, name)] = where
+    locations = {(image, name): where for image, names in by_image.items()
+                 for name, where in locate(image, names).items()}
     if args.sarif:
-        _write_sarif(args.sarif, results, locations, rules or _rules(args))
+        _write_sarif(args.sarif, results, locations, _rules(args))
     if args.github:
         from weaklink.report.github import annotations
         for line in annotations(results, locations):

@@ -22,8 +22,7 @@ SARIF_SCHEMA = ("https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/sche
 SRCROOT = "%SRCROOT%"
 
 
-def artifact_location(path: str, root: str | None = None) -> dict:
-    root = os.path.abspath(root or os.getcwd())
+def artifact_location(path: str, root: str) -> dict:
     full = os.path.abspath(path)
     rel = os.path.relpath(full, root)
     if not rel.startswith(".."):
@@ -31,8 +30,7 @@ def artifact_location(path: str, root: str | None = None) -> dict:
     return {"uri": Path(full).as_uri()}
 
 
-def sarif_log(results, rules: dict, locations: dict, version: str, root: str | None = None
-              ) -> dict:
+def sarif_log(results, rules: dict, locations: dict, version: str) -> dict:
     """`rules`: id → Rule (weaklink.report.rules); `locations`: (image, symbol) →
     SourceLocation for the results that have one."""
     rules = dict(rules)
@@ -40,7 +38,7 @@ def sarif_log(results, rules: dict, locations: dict, version: str, root: str | N
         if r.rule not in rules:
             rules[r.rule] = Rule(r.rule, r.rule, f"weaklink finding {r.rule}.", r.level)
     ids = list(rules)
-    root = os.path.abspath(root or os.getcwd())
+    root = os.path.abspath(os.getcwd())
     return {
         "$schema": SARIF_SCHEMA,
         "version": SARIF_VERSION,
