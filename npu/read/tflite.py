@@ -32,6 +32,7 @@ Vela's inputs are weights ("flash"), scratch, fast scratch, then the input featu
 """
 from __future__ import annotations
 
+import math
 import struct
 from dataclasses import dataclass
 
@@ -74,10 +75,7 @@ class TflTensor:
 
     @property
     def elements(self) -> int:
-        n = 1
-        for d in self.shape:
-            n *= max(d, 0)
-        return n
+        return math.prod(max(d, 0) for d in self.shape)
 
     @property
     def element_size(self) -> int | None:
