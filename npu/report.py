@@ -6,7 +6,7 @@ key; both renderings come from the same column table.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 
 SCHEMA_VERSION = 1
 # Vela memory class -> (JSON key in "cycles", Vela's per-layer column label)
@@ -31,8 +31,7 @@ class BaseReport:
     timed_as: str | None = None      # the Vela memory class whose parameters time its traffic
 
     def to_json(self) -> dict:
-        return {"region": self.region, "address": self.address, "size": self.size,
-                "memory": self.memory, "port": self.port, "timed_as": self.timed_as}
+        return asdict(self)
 
 
 @dataclass(frozen=True)
