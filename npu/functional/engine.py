@@ -14,7 +14,7 @@ from npu.errors import InputError
 from npu.functional.fmap import FeatureMap, field, signed16
 from npu.functional.kernels.conv import conv2d, depthwise2d
 from npu.functional.kernels.elementwise import MODES, UNARY, ShiftError, combine, scale_operands
-from npu.functional.kernels.pool import max_pool, sum_pool
+from npu.functional.kernels.pool import average, max_pool, sum_pool
 from npu.functional.lut import LutError, lookup
 from npu.functional.memory import AddressSpace
 from npu.functional.scale import decode_scales, rescale, round_shift, to_ofm
@@ -187,9 +187,7 @@ class Engine:
         if any(geo.pad):
             # With padding the NPU divides by the kernel elements inside the IFM itself
             # (rounding half away from zero), then applies the OFM scale.
-            half = count // 2
-            avg = np.where(total >= 0, (total + half) // count, -((-total + half) // count))
-            return rescale(avg, scale, shift, ofm.round_mode)
+            return rescale(average(total, count), scale, shift, ofm.round_mode)
         return rescale(total, scale, shift, ofm.round_mode)
 
     def _elementwise(self, regs, cmd, geo, what):
