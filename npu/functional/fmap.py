@@ -14,10 +14,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from npu.emulate.ops import BITS, field
 from npu.functional.memory import AddressSpace
 
-BITS = {"ACTIVATION_PRECISION_B8": 8, "ACTIVATION_PRECISION_B16": 16, "ACTIVATION_PRECISION_B32": 32,
-        "ACTIVATION_PRECISION_B64": 64}
 DTYPES = {(8, True): "<i1", (8, False): "<u1", (16, True): "<i2", (16, False): "<u2",
           (32, True): "<i4", (32, False): "<u4"}
 
@@ -26,10 +25,6 @@ DTYPES = {(8, True): "<i1", (8, False): "<u1", (16, True): "<i2", (16, False): "
 def _offsets(fm: "FeatureMap", h: int, w: int, c: int) -> np.ndarray:
     """Cached: a stream repeats the same feature-map layouts op after op."""
     return fm._offsets(h, w, c)
-
-
-def field(regs: dict, cmd: str, name: str, default=0):
-    return regs.get(cmd, {}).get(name, default)
 
 
 def signed16(v: int) -> int:
