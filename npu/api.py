@@ -28,7 +28,7 @@ def _default_bases(model, soc, sysconf, mode) -> list[Base]:
     declares it shorter."""
     sizes = {**model.region_sizes, 0: read_only_size(model)} if model.weight_data else model.region_sizes
     placements = default_placements(soc, sysconf, mode, sizes, model.regions_used())
-    return [Base(r, p.address, sizes.get(r, 0)) for r, p in sorted(placements.items())]
+    return [Base(r, address, sizes.get(r, 0)) for r, address in sorted(placements.items())]
 
 
 def _bindings(bases, soc, sysconf, mode, regions, cost_as=None) -> tuple[dict[int, RegionBinding], list[str]]:

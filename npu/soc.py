@@ -172,16 +172,11 @@ def stream_port(soc: Soc, memory_mode: str) -> str:
     return soc.ports[_regioncfg()["port_of_value"][_mode_row(memory_mode)["qconfig"]]]
 
 
-@dataclass(frozen=True)
-class Placement:
-    address: int
-    memory: SocMemory | None
-
-
 def default_placements(soc: Soc, sysconf: SystemConfig, mode: MemoryMode,
-                       sizes: dict[int, int], regions: set[int]) -> dict[int, Placement]:
-    """Where Vela assumes each region lives: the memory class of its AXI area in the memory
-    mode, placed one after another (16-byte aligned) from the start of that SoC memory."""
+                       sizes: dict[int, int], regions: set[int]) -> dict[int, int]:
+    """Where Vela assumes each region lives (its address; 0 when no SoC memory fits): the memory
+    class of its AXI area in the memory mode, placed one after another (16-byte aligned) from
+    the start of that SoC memory."""
     out, cursor = {}, {}
     for region in sorted(set(sizes) | regions):
         area = mode.area_for_region(region)
@@ -191,10 +186,9 @@ def default_placements(soc: Soc, sysconf: SystemConfig, mode: MemoryMode,
             port = soc.ports[0 if area == "Axi0" else 1]
             mem = next((m for m in soc.memories if port in m.documented), None)
         if mem is None:
-            out[region] = Placement(0, None)
+            out[region] = 0
             continue
-        addr = cursor.get(mem.name, mem.origin)
-        out[region] = Placement(addr, mem)
+        out[region] = addr = cursor.get(mem.name, mem.origin)
         cursor[mem.name] = (addr + sizes.get(region, 0) + 15) & ~15
     return out
 
