@@ -37,9 +37,6 @@ def parse_base(text: str) -> Base:
     return Base(int(region), address, nbytes)
 
 
-OP_HELP = "the N-th ethos-u operator of a tflite (0-based; default: every one)"
-
-
 def _models(args):
     """The streams to work on: every ethos-u operator, or the one --op names."""
     return load_models(args.model) if args.op is None else [load_model(args.model, op=args.op)]
@@ -49,13 +46,12 @@ def _parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="npu", description="Decode and emulate Ethos-U command streams.")
     sub = ap.add_subparsers(dest="command", required=True)
     dec = sub.add_parser("decode", help="list the register commands, as Vela's --verbose-register-command-stream")
-    dec.add_argument("--json", action="store_true")
-    dec.add_argument("model")
-    dec.add_argument("--op", type=int, metavar="N", help=OP_HELP)
     r = sub.add_parser("run", help="emulate one inference")
-    r.add_argument("--json", action="store_true")
-    r.add_argument("model")
-    r.add_argument("--op", type=int, metavar="N", help=OP_HELP)
+    for p in (dec, r):
+        p.add_argument("--json", action="store_true")
+        p.add_argument("model")
+        p.add_argument("--op", type=int, metavar="N",
+                       help="the N-th ethos-u operator of a tflite (0-based; default: every one)")
     r.add_argument("--accelerator", required=True, choices=accelerator_names())
     r.add_argument("--system-config", required=True)
     r.add_argument("--memory-mode", required=True)
