@@ -21,12 +21,6 @@ DTYPES = {(8, True): "<i1", (8, False): "<u1", (16, True): "<i2", (16, False): "
           (32, True): "<i4", (32, False): "<u4"}
 
 
-@functools.lru_cache(maxsize=1024)
-def _offsets(fm: "FeatureMap", h: int, w: int, c: int) -> np.ndarray:
-    """Cached: a stream repeats the same feature-map layouts op after op."""
-    return fm._offsets(h, w, c)
-
-
 def signed16(v: int) -> int:
     return v - 0x10000 if v & 0x8000 else v
 
@@ -68,12 +62,11 @@ class FeatureMap:
     def element(self) -> int:
         return self.bits // 8
 
+    @functools.lru_cache(maxsize=1024)
     def offsets(self, h: int, w: int, c: int) -> tuple[np.ndarray, int, int]:
         """Byte offset in the region of every element byte, shape (h, w, c, element), and
-        the lowest and one-past-highest offset."""
-        return _offsets(self, h, w, c)
-
-    def _offsets(self, h: int, w: int, c: int) -> np.ndarray:
+        the lowest and one-past-highest offset. Cached: a stream repeats the same feature-map
+        layouts op after op."""
         sy, sx, sc = self.strides
         y, x, ch = np.arange(h), np.arange(w), np.arange(c)
         right = x >= self.w0
