@@ -176,12 +176,10 @@ class Engine:
         if mode.endswith("MAX"):
             return rescale(max_pool(x, geo.kernel, geo.stride, geo.pad, (oh, ow)), scale, shift, ofm.round_mode)
         total, count = sum_pool(x, geo.kernel, geo.stride, geo.pad, (oh, ow))
-        if mode.endswith("SUM"):
-            return rescale(total, scale, shift, ofm.round_mode)
-        if any(geo.pad):
-            # With padding the NPU divides by the kernel elements inside the IFM itself
-            # (rounding half away from zero), then applies the OFM scale.
-            return rescale(average(total, count), scale, shift, ofm.round_mode)
+        if any(geo.pad) and not mode.endswith("SUM"):
+            # An average with padding: the NPU divides by the kernel elements inside the IFM
+            # itself (rounding half away from zero), then applies the OFM scale.
+            total = average(total, count)
         return rescale(total, scale, shift, ofm.round_mode)
 
     def _elementwise(self, regs, cmd, geo, what):
