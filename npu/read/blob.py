@@ -81,11 +81,9 @@ def fit_shape(shape: list[int], dims: int) -> tuple[int, ...]:
 
 
 def _io_from_npz(npz, prefix: str, dims: int) -> tuple[VelaIO, ...]:
-    ios = []
-    for i, shape in enumerate(npz[prefix + "_shape"]):
-        ios.append(VelaIO(fit_shape([int(d) for d in shape], dims), int(npz[prefix + "_elem_size"][i]),
-                          int(npz[prefix + "_offset"][i]), int(npz[prefix + "_region"][i])))
-    return tuple(ios)
+    return tuple(VelaIO(fit_shape([int(d) for d in shape], dims), int(npz[prefix + "_elem_size"][i]),
+                        int(npz[prefix + "_offset"][i]), int(npz[prefix + "_region"][i]))
+                 for i, shape in enumerate(npz[prefix + "_shape"]))
 
 
 def blob_from_npz(npz, shape_dims: int = 4) -> VelaBlob:
