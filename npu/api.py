@@ -28,7 +28,7 @@ def _default_bases(model, soc, sysconf, mode) -> list[Base]:
     declares it shorter."""
     sizes = {**model.region_sizes, 0: read_only_size(model)} if model.weight_data else model.region_sizes
     placements = default_placements(soc, sysconf, mode, sizes, model.regions_used())
-    return [Base(r, p.address, sizes.get(r, 0)) for r, p in sorted(placements.items())]
+    return [Base(r, address, sizes.get(r, 0)) for r, address in sorted(placements.items())]
 
 
 def _bindings(bases, soc, sysconf, mode, regions, cost_as=None) -> tuple[dict[int, RegionBinding], list[str]]:
@@ -76,8 +76,8 @@ def _summarise(run: Execution, acc, bindings) -> tuple[dict, dict, dict, list, l
     cycles = {"total": run.total, "npu": 0, **{k: 0 for k, _ in ACCESS_COLUMNS.values()}}
     traffic: dict[str, dict[str, int]] = {}
     regions: dict[int, dict] = {}
-    beats = {"read": {p: 0 for p in sorted({b.port for b in bindings.values()})},
-             "write": {p: 0 for p in sorted({b.port for b in bindings.values()})}}
+    beats = {direction: dict.fromkeys(sorted({b.port for b in bindings.values()}), 0)
+             for direction in ("read", "write")}
     ops, timeline = [], []
     for rec in run.records:
         cycles["npu"] += rec.npu
@@ -161,7 +161,6 @@ def _functional(model, acc, bindings, inputs):
     placement = {r: (b.address, b.size or model.region_sizes.get(r) or needs.get(r, 0))
                  for r, b in bindings.items()}
     return run_functional(model, acc, placement, list(inputs or ()))
-
 
 
 def region_needs(model: Model | str | Path | bytes, accelerator: str) -> dict[int, int]:

@@ -15,7 +15,7 @@ from npu.emulate.engine import DEFAULT_BUDGET
 from npu.errors import InputError, exit_status, require
 from npu.hw import accelerator_names
 from npu.plot import plot_timeline
-from npu.read.model import load_models
+from npu.read.model import load_model, load_models
 from npu.soc import NUM_REGIONS, soc_names
 
 BASE_RE = re.compile(r"^(\d+)=([0-9a-fA-Fx]+)(?::([0-9a-fA-Fx]+)([KkMm]?)B?)?$")
@@ -37,35 +37,21 @@ def parse_base(text: str) -> Base:
     return Base(int(region), address, nbytes)
 
 
-OP_HELP = "the N-th ethos-u operator of a tflite (0-based; default: every one)"
-
-
 def _models(args):
     """The streams to work on: every ethos-u operator, or the one --op names."""
-    models = load_models(args.model)
-    if args.op is None:
-        return models
-    if not 0 <= args.op < len(models):
-        raise InputError(args.model, f"--op {args.op}: expected 0..{len(models) - 1} "
-                         f"({len(models)} ethos-u operator(s))")
-    return [models[args.op]]
-
-
-def _several(models) -> bool:
-    return len(models) > 1
+    return load_models(args.model) if args.op is None else [load_model(args.model, op=args.op)]
 
 
 def _parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="npu", description="Decode and emulate Ethos-U command streams.")
     sub = ap.add_subparsers(dest="command", required=True)
     dec = sub.add_parser("decode", help="list the register commands, as Vela's --verbose-register-command-stream")
-    dec.add_argument("--json", action="store_true")
-    dec.add_argument("model")
-    dec.add_argument("--op", type=int, metavar="N", help=OP_HELP)
     r = sub.add_parser("run", help="emulate one inference")
-    r.add_argument("--json", action="store_true")
-    r.add_argument("model")
-    r.add_argument("--op", type=int, metavar="N", help=OP_HELP)
+    for p in (dec, r):
+        p.add_argument("--json", action="store_true")
+        p.add_argument("model")
+        p.add_argument("--op", type=int, metavar="N",
+                       help="the N-th ethos-u operator of a tflite (0-based; default: every one)")
     r.add_argument("--accelerator", required=True, choices=accelerator_names())
     r.add_argument("--system-config", required=True)
     r.add_argument("--memory-mode", required=True)
@@ -90,12 +76,12 @@ def _decode(args) -> int:
         listings = [[c.to_json() for c in m.commands] for m in models]
         out = ({"operators": [{"operator": m.operator, "commands": cmds}
                               for m, cmds in zip(models, listings)]}
-               if _several(models) else listings[0])
+               if len(models) > 1 else listings[0])
         print(json.dumps(out, indent=1))
         return 0
     for model in models:
         cop1 = model.cop1
-        if _several(models):
+        if len(models) > 1:
             print(f"// ethos-u operator {model.operator}")
         print(f"// {model.container}: COP1 config_r 0x{cop1.config_word:08x} (product {cop1.product}, "
               f"{1 << (cop1.config_word & 0xF)} MACs/cc), id_r 0x{cop1.id_word:08x}, "
@@ -135,7 +121,7 @@ def _run(args) -> int:
     bases = [parse_base(b) for b in args.base] if args.base else None
     fast = parse_base(f"2={args.fast_memory}") if args.fast_memory else Base(2, 0, 0)
     models = _models(args)
-    if args.functional and _several(models):
+    if args.functional and len(models) > 1:
         raise InputError(args.model, "--functional runs one ethos-u operator: choose it with --op N")
     results = [run(m, accelerator=args.accelerator, system_config=args.system_config,
                    memory_mode=args.memory_mode, soc=args.soc, bases=bases, vela_ini=args.vela_ini,
@@ -144,14 +130,14 @@ def _run(args) -> int:
                    functional=args.functional, inputs=inputs) for m in models]
     if results[0].functional is not None:
         _write_outputs(results[0], args.outputs)
-    if args.json and _several(models):
+    if args.json and len(models) > 1:
         print(json.dumps({"operators": [{"operator": m.operator, **r.to_json()}
                                         for m, r in zip(models, results)]}, indent=2))
     elif args.json:
         print(results[0].dumps())
     else:
         for m, r in zip(models, results):
-            if _several(models):
+            if len(models) > 1:
                 print(f"== ethos-u operator {m.operator}")
             print(r.to_table())
     if args.plot:

@@ -77,6 +77,5 @@ def invoke_checks(payload: bytes, bases: list[Base], acc: Accelerator, *, stream
         bases[FAST_MEMORY_BASE_ADDR_INDEX] = Base(fast.region, fast_memory, fast.size)
     for b in bases:
         if b.address % ALIGN:
-            return DriverResult(False, f"base address {b.region} (0x{b.address:x}) is not 16-byte aligned",
-                                tuple(bases))
+            return fail(f"base address {b.region} (0x{b.address:x}) is not 16-byte aligned")
     return DriverResult(True, None, tuple(bases))

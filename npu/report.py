@@ -6,7 +6,7 @@ key; both renderings come from the same column table.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 
 SCHEMA_VERSION = 1
 # Vela memory class -> (JSON key in "cycles", Vela's per-layer column label)
@@ -31,8 +31,7 @@ class BaseReport:
     timed_as: str | None = None      # the Vela memory class whose parameters time its traffic
 
     def to_json(self) -> dict:
-        return {"region": self.region, "address": self.address, "size": self.size,
-                "memory": self.memory, "port": self.port, "timed_as": self.timed_as}
+        return asdict(self)
 
 
 @dataclass(frozen=True)
@@ -85,15 +84,13 @@ class RunResult:
         lines = [f"status: {self.status}"]
         if self.diagnosis:
             lines.append(f"diagnosis: {self.diagnosis}")
-        lines.append(f"{self.accelerator} / {self.system_config} / {self.memory_mode} on {self.soc}")
-        lines.append("")
-        lines.append(f"{'Region':>6} {'Base':>12} {'Size':>10} {'Memory':>8} {'Port':>6}")
+        lines += [f"{self.accelerator} / {self.system_config} / {self.memory_mode} on {self.soc}", "",
+                  f"{'Region':>6} {'Base':>12} {'Size':>10} {'Memory':>8} {'Port':>6}"]
         for b in self.bases:
             size = "-" if not b.size else str(b.size)
             lines.append(f"{b.region:>6} {b.address:>#12x} {size:>10} {b.memory or '(none)':>8} {b.port or '-':>6}")
         if self.operations:
-            lines.append("")
-            lines.append(" ".join(f"{label:>{w}}" for _, label, w in OP_COLUMNS))
+            lines += ["", " ".join(f"{label:>{w}}" for _, label, w in OP_COLUMNS)]
             for o in self.operations:
                 cells = []
                 for key, _, w in OP_COLUMNS:

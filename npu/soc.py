@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from npu.errors import InputError
 from npu.hw import DATA, Accelerator, MemoryMode, SystemConfig
@@ -125,10 +125,8 @@ def load_soc(name: str) -> Soc:
                               m.get("npu", True), documented, m.get("assumption"), m.get("why"),
                               _cite(m.get("source", ()), sources)))
     by_name = {m.name: m for m in mems}
-    aliases = tuple(SocMemory(a["name"], a["origin"], a["length"], by_name[a["of"]].kind,
-                              by_name[a["of"]].ports, by_name[a["of"]].npu, by_name[a["of"]].documented,
-                              by_name[a["of"]].assumption, by_name[a["of"]].why,
-                              by_name[a["of"]].source + _cite(a.get("source", ()), sources), a["of"])
+    aliases = tuple(replace(by_name[a["of"]], name=a["name"], origin=a["origin"], length=a["length"],
+                            source=by_name[a["of"]].source + _cite(a.get("source", ()), sources), alias_of=a["of"])
                     for a in s.get("aliases", ()))
     return Soc(name, tuple(s["npus"]), tuple(s["ports"]), tuple(mems), aliases, dict(s.get("areas", {})),
                s.get("unmapped", ""), _cite(s.get("npus_source", ()), sources))
@@ -155,12 +153,8 @@ def _regioncfg() -> dict:
     return tomllib.loads((DATA / "regioncfg.toml").read_text())
 
 
-def regioncfg(memory_mode: str) -> list[int]:
-    """REGIONCFG per region for a memory mode (Dedicated_Sram_384KB uses Dedicated_Sram's)."""
-    return list(_mode_row(memory_mode)["regioncfg"])
-
-
 def _mode_row(memory_mode: str) -> dict:
+    """A memory mode's REGIONCFG per region and QCONFIG (Dedicated_Sram_384KB uses Dedicated_Sram's)."""
     modes = _regioncfg()["modes"]
     for name in sorted(modes, key=len, reverse=True):
         if memory_mode == name or memory_mode.startswith(name + "_"):
@@ -170,8 +164,7 @@ def _mode_row(memory_mode: str) -> dict:
 
 def region_port(soc: Soc, memory_mode: str, region: int) -> str:
     """The AXI port a region's transactions go out on."""
-    index = _regioncfg()["port_of_value"][regioncfg(memory_mode)[region]]
-    return soc.ports[index]
+    return soc.ports[_regioncfg()["port_of_value"][_mode_row(memory_mode)["regioncfg"][region]]]
 
 
 def stream_port(soc: Soc, memory_mode: str) -> str:
@@ -179,16 +172,11 @@ def stream_port(soc: Soc, memory_mode: str) -> str:
     return soc.ports[_regioncfg()["port_of_value"][_mode_row(memory_mode)["qconfig"]]]
 
 
-@dataclass(frozen=True)
-class Placement:
-    address: int
-    memory: SocMemory | None
-
-
 def default_placements(soc: Soc, sysconf: SystemConfig, mode: MemoryMode,
-                       sizes: dict[int, int], regions: set[int]) -> dict[int, Placement]:
-    """Where Vela assumes each region lives: the memory class of its AXI area in the memory
-    mode, placed one after another (16-byte aligned) from the start of that SoC memory."""
+                       sizes: dict[int, int], regions: set[int]) -> dict[int, int]:
+    """Where Vela assumes each region lives (its address; 0 when no SoC memory fits): the memory
+    class of its AXI area in the memory mode, placed one after another (16-byte aligned) from
+    the start of that SoC memory."""
     out, cursor = {}, {}
     for region in sorted(set(sizes) | regions):
         area = mode.area_for_region(region)
@@ -198,10 +186,9 @@ def default_placements(soc: Soc, sysconf: SystemConfig, mode: MemoryMode,
             port = soc.ports[0 if area == "Axi0" else 1]
             mem = next((m for m in soc.memories if port in m.documented), None)
         if mem is None:
-            out[region] = Placement(0, None)
+            out[region] = 0
             continue
-        addr = cursor.get(mem.name, mem.origin)
-        out[region] = Placement(addr, mem)
+        out[region] = addr = cursor.get(mem.name, mem.origin)
         cursor[mem.name] = (addr + sizes.get(region, 0) + 15) & ~15
     return out
 

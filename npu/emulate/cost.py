@@ -203,7 +203,7 @@ def compute_cycles(acc: Accelerator, op: KernelOp, mems: dict[int, Memory], chai
     if is_transpose(acc, op):
         return transpose_cycles(op, mems, ifm_block(acc, op)), 0
     ofm = op.ofm.shape
-    oblk = tuple(min(a, b) for a, b in zip(ofm, op.block))
+    oblk = clipped(op.block, ofm)
     iblk = ifm_block(acc, op)
     ao = ao_cycles_per_element(acc, op) + chained_ao
     ifm_cyc = min_block_cycles(True, mems[op.ifm.region], op.ifm, iblk)

@@ -65,7 +65,7 @@ class Execution:
 
 
 def check_access(soc: Soc, bindings: dict[int, RegionBinding], access: Access, offset: int, op: str,
-                 read_only_ports: tuple[str, ...] = (), assumed: list | None = None):
+                 read_only_ports: tuple[str, ...], assumed: list[str]):
     """None, or (status, diagnosis) for the first thing wrong with one access. The SoC
     assumptions the access rests on are appended to `assumed`."""
     b = bindings[access.region]
@@ -75,8 +75,7 @@ def check_access(soc: Soc, bindings: dict[int, RegionBinding], access: Access, o
              f"(base 0x{b.address:08x} + offset 0x{access.offset:x} = address 0x{address:08x}, "
              f"{access.length} bytes) on the {b.port} AXI port")
     r = reach(soc, b.port, address, access.length, access.write, read_only_ports)
-    if assumed is not None:
-        assumed += [a for a in r.assumptions if a not in assumed]
+    assumed += [a for a in r.assumptions if a not in assumed]
     if not r.ok:
         return "hang", f"{where}: unreachable, {r.reason}"
     if b.size and access.offset + access.length - access.slack > b.size:

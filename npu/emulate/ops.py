@@ -7,7 +7,7 @@ one record per kernel operation, DMA, wait and stop, each with what it reads and
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from npu.decode import Command
 
@@ -81,7 +81,7 @@ class KernelOp:
     acc_wide: bool                          # 40/48-bit accumulators
     weights: tuple[Access, ...]             # one weight stream per core (WEIGHT, WEIGHT1..3)
     scales: tuple[Access, ...]              # SCALE, SCALE1 (U65-512)
-    accesses: tuple[Access, ...] = field(default_factory=tuple)
+    accesses: tuple[Access, ...] = ()
     mode: str = ""                          # ELEMENTWISE_MODE_ADD, POOLING_MODE_MAX, ...
     lut: bool = False                       # a table/sigmoid/tanh activation
 
@@ -111,17 +111,32 @@ class Stop:
     offset: int
 
 
-def _f(regs, cmd, name, default=0):
+def field(regs, cmd, name, default=0):
+    """A field of the register state: the last value `cmd` set, or `default`."""
     return regs.get(cmd, {}).get(name, default)
+
+
+def dims(regs, prefix: str, tile: str = "") -> tuple[int, int, int]:
+    """(height, width, depth) from NPU_SET_<prefix>_HEIGHT<tile>_M1, _WIDTH<tile>_M1, _DEPTH_M1."""
+    return (field(regs, f"NPU_SET_{prefix}_HEIGHT{tile}_M1", "height_m1") + 1,
+            field(regs, f"NPU_SET_{prefix}_WIDTH{tile}_M1", "width_m1") + 1,
+            field(regs, f"NPU_SET_{prefix}_DEPTH_M1", "depth_m1") + 1)
+
+
+def stride_dilation(regs) -> tuple[tuple[int, int], tuple[int, int]]:
+    """((stride y, x), (dilation y, x)) from NPU_SET_KERNEL_STRIDE."""
+    ks = regs.get("NPU_SET_KERNEL_STRIDE", {})
+    return (tuple((ks.get(f"stride_{a}_msb", 0) << 1 | ks.get(f"stride_{a}_lsb", 0)) + 1 for a in "yx"),
+            tuple(2 if ks.get(f"dilation_{a}", "").endswith("X2") else 1 for a in "yx"))
 
 
 def _tiles(regs, prefix: str, height: int, width: int) -> tuple[tuple[int, int, int], ...]:
     """The tiles a feature map of height x width occupies: tile 0 is HEIGHT0 x WIDTH0 at
     BASE0, tile 1 right of it (HEIGHT1 rows) at BASE1, tiles 2 and 3 below them."""
-    h0 = _f(regs, f"NPU_SET_{prefix}_HEIGHT0_M1", "height_m1") + 1
-    h1 = _f(regs, f"NPU_SET_{prefix}_HEIGHT1_M1", "height_m1") + 1
-    w0 = _f(regs, f"NPU_SET_{prefix}_WIDTH0_M1", "width_m1", width - 1) + 1
-    base = [_f(regs, f"NPU_SET_{prefix}_BASE{i}", "addr") for i in range(4)]
+    h0 = field(regs, f"NPU_SET_{prefix}_HEIGHT0_M1", "height_m1") + 1
+    h1 = field(regs, f"NPU_SET_{prefix}_HEIGHT1_M1", "height_m1") + 1
+    w0 = field(regs, f"NPU_SET_{prefix}_WIDTH0_M1", "width_m1", width - 1) + 1
+    base = [field(regs, f"NPU_SET_{prefix}_BASE{i}", "addr") for i in range(4)]
     tiles = [(base[0], min(h0, height), min(w0, width))]
     if width > w0:
         tiles.append((base[1], min(h1, height), width - w0))
@@ -133,23 +148,24 @@ def _tiles(regs, prefix: str, height: int, width: int) -> tuple[tuple[int, int, 
 
 
 def _fm(regs, prefix: str, shape, extent_hw=None) -> FeatureMap:
-    fmt = _f(regs, f"NPU_SET_{prefix}_PRECISION", "activation_format", "ACTIVATION_FORMAT_NHWC")
-    bits = BITS.get(_f(regs, f"NPU_SET_{prefix}_PRECISION", "activation_precision"), 8)
-    stride = tuple(_f(regs, f"NPU_SET_{prefix}_STRIDE_{a}", "addr") for a in "YXC")
-    storage = _f(regs, f"NPU_SET_{prefix}_PRECISION", "activation_storage", "")
+    fmt = field(regs, f"NPU_SET_{prefix}_PRECISION", "activation_format", "ACTIVATION_FORMAT_NHWC")
+    bits = BITS.get(field(regs, f"NPU_SET_{prefix}_PRECISION", "activation_precision"), 8)
+    stride = tuple(field(regs, f"NPU_SET_{prefix}_STRIDE_{a}", "addr") for a in "YXC")
+    storage = field(regs, f"NPU_SET_{prefix}_PRECISION", "activation_storage", "")
     tiles = _tiles(regs, prefix, *(extent_hw or shape[:2]))
-    return FeatureMap(_f(regs, f"NPU_SET_{prefix}_REGION", "region"), _f(regs, f"NPU_SET_{prefix}_BASE0", "addr"),
-                      shape, bits, fmt.endswith("NHCWB16"), stride, storage.endswith("CHAINED"), tiles)
+    return FeatureMap(field(regs, f"NPU_SET_{prefix}_REGION", "region"),
+                      field(regs, f"NPU_SET_{prefix}_BASE0", "addr"), shape, bits, fmt.endswith("NHCWB16"), stride,
+                      storage.endswith("CHAINED"), tiles)
 
 
 def _streams(regs, name: str, what: str, suffixes, slack: int) -> tuple[Access, ...]:
     """The weight (or scale) streams an op reads: one per core that has a length set."""
-    region = _f(regs, f"NPU_SET_{name}_REGION", "region")
+    region = field(regs, f"NPU_SET_{name}_REGION", "region")
     out = []
     for sfx in suffixes:
-        length = _f(regs, f"NPU_SET_{name}{sfx}_LENGTH", "length")
+        length = field(regs, f"NPU_SET_{name}{sfx}_LENGTH", "length")
         if length or not sfx:
-            out.append(Access(what, region, _f(regs, f"NPU_SET_{name}{sfx}_BASE", "addr"), length, False, slack))
+            out.append(Access(what, region, field(regs, f"NPU_SET_{name}{sfx}_BASE", "addr"), length, False, slack))
     return tuple(out)
 
 
@@ -159,7 +175,7 @@ def _transposed(regs, shape):
     DEPTH registers keep the unpermuted order, the OFM strides describe the permuted map
     (ethos-u85 register interface, NPU_SET_OFM_PRECISION). Vela's estimate takes the permuted
     OFM (regor's scheduler prints the Transpose with its output shape)."""
-    order = _f(regs, "NPU_SET_OFM_PRECISION", "activation_transpose", "")
+    order = field(regs, "NPU_SET_OFM_PRECISION", "activation_transpose", "")
     axes = order.rsplit("_", 1)[-1] if order else "HWC"
     if sorted(axes) != ["C", "H", "W"]:
         return shape
@@ -168,35 +184,27 @@ def _transposed(regs, shape):
 
 def _kernel_op(regs, cmd: Command, microblocks, weight_overfetch: int) -> KernelOp:
     op = KERNEL_OPS[cmd.command]
-    ks = regs.get("NPU_SET_KERNEL_STRIDE", {})
-    sx = (ks.get("stride_x_msb", 0) << 1 | ks.get("stride_x_lsb", 0)) + 1
-    sy = (ks.get("stride_y_msb", 0) << 1 | ks.get("stride_y_lsb", 0)) + 1
-    dx = 2 if ks.get("dilation_x", "").endswith("X2") else 1
-    dy = 2 if ks.get("dilation_y", "").endswith("X2") else 1
-    kh = (_f(regs, "NPU_SET_KERNEL_HEIGHT_M1", "height_m1") * dy) + 1
-    kw = (_f(regs, "NPU_SET_KERNEL_WIDTH_M1", "width_m1") * dx) + 1
+    (sy, sx), (dy, dx) = stride_dilation(regs)
+    kh = (field(regs, "NPU_SET_KERNEL_HEIGHT_M1", "height_m1") * dy) + 1
+    kw = (field(regs, "NPU_SET_KERNEL_WIDTH_M1", "width_m1") * dx) + 1
     if op == "ELEMENTWISE":
         kh = kw = sy = sx = 1
-    ofm_shape = (_f(regs, "NPU_SET_OFM_HEIGHT_M1", "height_m1") + 1, _f(regs, "NPU_SET_OFM_WIDTH_M1", "width_m1") + 1,
-                 _f(regs, "NPU_SET_OFM_DEPTH_M1", "depth_m1") + 1)
-    ifm_shape = (_f(regs, "NPU_SET_IFM_HEIGHT0_M1", "height_m1") + 1, _f(regs, "NPU_SET_IFM_WIDTH0_M1", "width_m1") + 1,
-                 _f(regs, "NPU_SET_IFM_DEPTH_M1", "depth_m1") + 1)
+    ofm_shape, ifm_shape = dims(regs, "OFM"), dims(regs, "IFM", "0")
     if op == "ELEMENTWISE":           # elementwise operands have the OFM's shape
         ifm_shape = ofm_shape
         ifm_hw = ofm_shape[:2]
     else:                             # the IFM rows and columns the kernel reads
-        pad = {side: _f(regs, f"NPU_SET_IFM_PAD_{side}", "pad") for side in ("TOP", "BOTTOM", "LEFT", "RIGHT")}
+        pad = {side: field(regs, f"NPU_SET_IFM_PAD_{side}", "pad") for side in ("TOP", "BOTTOM", "LEFT", "RIGHT")}
         ifm_hw = (max((ofm_shape[0] - 1) * sy + kh - pad["TOP"] - pad["BOTTOM"], 1),
                   max((ofm_shape[1] - 1) * sx + kw - pad["LEFT"] - pad["RIGHT"], 1))
     ofm, ifm = _fm(regs, "OFM", _transposed(regs, ofm_shape)), _fm(regs, "IFM", ifm_shape, ifm_hw)
     ifm2 = None
     if op == "ELEMENTWISE":
-        scalar = (_f(regs, "NPU_SET_IFM2_BROADCAST", "broadcast_mode", "") == "BROADCAST_MODE_SCALAR"
-                  or _f(regs, "NPU_SET_IFM2_BROADCAST", "broadcast_constant", "") == "BROADCAST_MODE_ENABLE")
+        scalar = (field(regs, "NPU_SET_IFM2_BROADCAST", "broadcast_mode", "") == "BROADCAST_MODE_SCALAR"
+                  or field(regs, "NPU_SET_IFM2_BROADCAST", "broadcast_constant", "") == "BROADCAST_MODE_ENABLE")
         if not scalar and "NPU_SET_IFM2_REGION" in regs:
             ifm2 = _fm(regs, "IFM2", ofm_shape)
-    block = (_f(regs, "NPU_SET_OFM_BLK_HEIGHT_M1", "height_m1") + 1, _f(regs, "NPU_SET_OFM_BLK_WIDTH_M1", "width_m1") + 1,
-             _f(regs, "NPU_SET_OFM_BLK_DEPTH_M1", "depth_m1") + 1)
+    block = dims(regs, "OFM_BLK")
     acc = regs.get("NPU_SET_ACC_FORMAT", {})
     mb = None
     if microblocks and "microblock" in acc:
@@ -211,22 +219,22 @@ def _kernel_op(regs, cmd: Command, microblocks, weight_overfetch: int) -> Kernel
                 for what, fm in (("IFM", ifm), ("IFM2", ifm2), ("OFM", ofm)) if fm and not fm.chained
                 for offset, length in fm.ranges()]
     accesses += [a for a in weights + scales if a.length]
-    activation = _f(regs, "NPU_SET_ACTIVATION", "activation_function", "")
+    activation = field(regs, "NPU_SET_ACTIVATION", "activation_function", "")
     mode = cmd.fields.get("elementwise_mode") or cmd.fields.get("pooling_mode") or ""
     return KernelOp(cmd.offset, op, ifm, ifm2, ofm, (kh, kw), (sy, sx), block, mb,
-                    ks.get("weight_order", "").endswith("PART_KERNEL_FIRST"),
+                    field(regs, "NPU_SET_KERNEL_STRIDE", "weight_order", "").endswith("PART_KERNEL_FIRST"),
                     acc.get("acc_format", "ACC_FORMAT_I32") != "ACC_FORMAT_I32", weights, scales, tuple(accesses),
                     mode, activation not in ("", "ACTIVATION_FUNCTION_RELU", "ACTIVATION_FUNCTION_LUT_NONE"))
 
 
 def _dma_op(regs, cmd: Command) -> DmaOp:
-    length = _f(regs, "NPU_SET_DMA0_LEN", "addr") or _f(regs, "NPU_SET_DMA0_LEN", "length")
+    length = field(regs, "NPU_SET_DMA0_LEN", "addr") or field(regs, "NPU_SET_DMA0_LEN", "length")
 
     def side(prefix, write):
         r = regs.get(f"NPU_SET_DMA0_{prefix}_REGION", {})
         if r.get("region_mode", "DMA_REGION_MODE_EXTERNAL") != "DMA_REGION_MODE_EXTERNAL":
             return None
-        return Access(f"DMA {prefix.lower()}", r.get("region", 0), _f(regs, f"NPU_SET_DMA0_{prefix}", "addr"),
+        return Access(f"DMA {prefix.lower()}", r.get("region", 0), field(regs, f"NPU_SET_DMA0_{prefix}", "addr"),
                       length, write)
     return DmaOp(cmd.offset, side("SRC", False), side("DST", True), length)
 

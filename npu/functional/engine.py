@@ -10,11 +10,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from npu.emulate.ops import dims, field, stride_dilation
 from npu.errors import InputError
-from npu.functional.fmap import FeatureMap, field, signed16
+from npu.functional.fmap import FeatureMap, signed16
 from npu.functional.kernels.conv import conv2d, depthwise2d
 from npu.functional.kernels.elementwise import MODES, UNARY, ShiftError, combine, scale_operands
-from npu.functional.kernels.pool import max_pool, sum_pool
+from npu.functional.kernels.pool import average, max_pool, sum_pool
 from npu.functional.lut import LutError, lookup
 from npu.functional.memory import AddressSpace
 from npu.functional.scale import decode_scales, rescale, round_shift, to_ofm
@@ -35,17 +36,10 @@ class Geometry:
 
     @classmethod
     def from_regs(cls, regs) -> "Geometry":
-        ks = regs.get("NPU_SET_KERNEL_STRIDE", {})
-        stride = ((ks.get("stride_y_msb", 0) << 1 | ks.get("stride_y_lsb", 0)) + 1,
-                  (ks.get("stride_x_msb", 0) << 1 | ks.get("stride_x_lsb", 0)) + 1)
-        dilation = (2 if ks.get("dilation_y", "").endswith("X2") else 1,
-                    2 if ks.get("dilation_x", "").endswith("X2") else 1)
-        return cls((field(regs, "NPU_SET_OFM_HEIGHT_M1", "height_m1") + 1,
-                    field(regs, "NPU_SET_OFM_WIDTH_M1", "width_m1") + 1,
-                    field(regs, "NPU_SET_OFM_DEPTH_M1", "depth_m1") + 1),
+        return cls(dims(regs, "OFM"),
                    (field(regs, "NPU_SET_KERNEL_HEIGHT_M1", "height_m1") + 1,
                     field(regs, "NPU_SET_KERNEL_WIDTH_M1", "width_m1") + 1),
-                   stride, dilation,
+                   *stride_dilation(regs),
                    tuple(field(regs, f"NPU_SET_IFM_PAD_{s}", "pad") for s in ("TOP", "LEFT", "BOTTOM", "RIGHT")))
 
     def ifm_hw(self) -> tuple[int, int]:
@@ -182,14 +176,10 @@ class Engine:
         if mode.endswith("MAX"):
             return rescale(max_pool(x, geo.kernel, geo.stride, geo.pad, (oh, ow)), scale, shift, ofm.round_mode)
         total, count = sum_pool(x, geo.kernel, geo.stride, geo.pad, (oh, ow))
-        if mode.endswith("SUM"):
-            return rescale(total, scale, shift, ofm.round_mode)
-        if any(geo.pad):
-            # With padding the NPU divides by the kernel elements inside the IFM itself
-            # (rounding half away from zero), then applies the OFM scale.
-            half = count // 2
-            avg = np.where(total >= 0, (total + half) // count, -((-total + half) // count))
-            return rescale(avg, scale, shift, ofm.round_mode)
+        if any(geo.pad) and not mode.endswith("SUM"):
+            # An average with padding: the NPU divides by the kernel elements inside the IFM
+            # itself (rounding half away from zero), then applies the OFM scale.
+            total = average(total, count)
         return rescale(total, scale, shift, ofm.round_mode)
 
     def _elementwise(self, regs, cmd, geo, what):

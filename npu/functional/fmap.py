@@ -14,22 +14,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from npu.emulate.ops import BITS, field
 from npu.functional.memory import AddressSpace
 
-BITS = {"ACTIVATION_PRECISION_B8": 8, "ACTIVATION_PRECISION_B16": 16, "ACTIVATION_PRECISION_B32": 32,
-        "ACTIVATION_PRECISION_B64": 64}
 DTYPES = {(8, True): "<i1", (8, False): "<u1", (16, True): "<i2", (16, False): "<u2",
           (32, True): "<i4", (32, False): "<u4"}
-
-
-@functools.lru_cache(maxsize=1024)
-def _offsets(fm: "FeatureMap", h: int, w: int, c: int) -> np.ndarray:
-    """Cached: a stream repeats the same feature-map layouts op after op."""
-    return fm._offsets(h, w, c)
-
-
-def field(regs: dict, cmd: str, name: str, default=0):
-    return regs.get(cmd, {}).get(name, default)
 
 
 def signed16(v: int) -> int:
@@ -73,12 +62,11 @@ class FeatureMap:
     def element(self) -> int:
         return self.bits // 8
 
+    @functools.lru_cache(maxsize=1024)
     def offsets(self, h: int, w: int, c: int) -> tuple[np.ndarray, int, int]:
         """Byte offset in the region of every element byte, shape (h, w, c, element), and
-        the lowest and one-past-highest offset."""
-        return _offsets(self, h, w, c)
-
-    def _offsets(self, h: int, w: int, c: int) -> np.ndarray:
+        the lowest and one-past-highest offset. Cached: a stream repeats the same feature-map
+        layouts op after op."""
         sy, sx, sc = self.strides
         y, x, ch = np.arange(h), np.arange(w), np.arange(c)
         right = x >= self.w0

@@ -92,13 +92,7 @@ def rescale(x: np.ndarray, scale, shift, round_mode: str, inplace: bool = False)
     x = x.astype(np.int64, copy=False)
     if round_mode.endswith("DBL"):
         return _double_round(x, scale, shift, inplace and x.flags.writeable)
-    scale = np.asarray(scale, dtype=np.int64)
-    shift = np.asarray(shift, dtype=np.int64)
-    prod = x * scale
-    if round_mode.endswith("TRUNCATE"):
-        return _trunc_shift(prod, shift)
-    half = np.where(shift > 0, np.int64(1) << np.maximum(shift - 1, 0), 0)
-    return (prod + half) >> shift                       # NATURAL
+    return round_shift(x * np.asarray(scale, dtype=np.int64), shift, round_mode)     # TRUNCATE, NATURAL
 
 
 def round_shift(x: np.ndarray, n, round_mode: str) -> np.ndarray:

@@ -19,7 +19,7 @@ import numpy as np
 from npu.errors import InputError
 from npu.functional.engine import Engine
 from npu.functional.kernels.conv import conv2d, depthwise2d
-from npu.functional.kernels.pool import max_pool, sum_pool
+from npu.functional.kernels.pool import average, max_pool, sum_pool
 from npu.functional.u85_output import channel_scaling
 from npu.functional.u85_plan import Operand, Plan, Planner, stream_cache
 from npu.functional.u85_transpose import written
@@ -129,8 +129,7 @@ class U85Engine(Engine):
         total, count = sum_pool(x, g.kernel, g.stride, g.pad, (oh, ow))
         if plan.mode == "AVERAGE":
             # The average over the kernel elements inside the IFM, rounded half away from zero.
-            half = np.asarray(count) // 2
-            total = np.where(total >= 0, (total + half) // count, -((-total + half) // count))
+            total = average(total, count)
         return plan.scaling(total)
 
     def _elementwise(self, plan: Plan, cmd):

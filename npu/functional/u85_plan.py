@@ -17,9 +17,10 @@ from __future__ import annotations
 from collections import OrderedDict
 from dataclasses import dataclass
 
+from npu.emulate.ops import field
 from npu.errors import InputError
 from npu.functional.engine import Geometry
-from npu.functional.fmap import FeatureMap, field, signed16
+from npu.functional.fmap import FeatureMap, signed16
 from npu.functional.u85_order import DEPTH_FIRST, DEPTHWISE, PART_KERNEL, U85Traversal, ifm_block_depth
 from npu.functional.u85_output import Rounding, global_rounding, mode_name
 from npu.functional.u85_transpose import PLAIN, permutation
@@ -31,10 +32,6 @@ ELEMENTWISE = ("ADD", "SUB", "MUL", "MIN", "MAX")
 POOLS = ("MAX", "AVERAGE", "SUM")
 WEIGHT_SUFFIXES = ("", "1", "2", "3")
 MODELS_KEPT = 8
-
-
-def tail(value: str, prefix: str) -> str:
-    return value[len(prefix):] if value.startswith(prefix) else value
 
 
 @dataclass(frozen=True)
@@ -134,14 +131,13 @@ class Planner:
             self.fail(f"{what}: an OFM with no storage is not modelled", cmd)
 
     def _activation(self, regs, ofm: FeatureMap, what, cmd):
-        tmin, tmax = (-(1 << (ofm.bits - 1)), (1 << (ofm.bits - 1)) - 1) if ofm.signed else (0, (1 << ofm.bits) - 1)
+        lo, hi = (-(1 << (ofm.bits - 1)), (1 << (ofm.bits - 1)) - 1) if ofm.signed else (0, (1 << ofm.bits) - 1)
         act = regs.get("NPU_SET_ACTIVATION", {})
-        lo, hi = tmin, tmax
         if act.get("activation_clip_range", "ACTIVATION_CLIP_RANGE_B16").endswith("B16"):
             lo = max(lo, signed16(field(regs, "NPU_SET_ACTIVATION_MIN", "clip_boundary", 0x8000)))
             raw = field(regs, "NPU_SET_ACTIVATION_MAX", "clip_boundary", 0x7FFF)
             hi = min(hi, signed16(raw) if ofm.signed else raw)
-        fn = tail(act.get("activation_function", "ACTIVATION_FUNCTION_LUT_NONE"), "ACTIVATION_FUNCTION_")
+        fn = act.get("activation_function", "ACTIVATION_FUNCTION_LUT_NONE").removeprefix("ACTIVATION_FUNCTION_")
         if fn == "LUT_NONE":
             return (lo, hi), None
         if fn not in ("LUT_S8_S8", "LUT_U8_U8") or ofm.bits != 8:
@@ -162,7 +158,7 @@ class Planner:
                       clamp=clamp, lut=lut, scaling=global_rounding(*ofm_scale), ofm_scale=ofm_scale,
                       transpose=None if transpose == (0, 1, 2) else transpose)
         if op == "ELEMENTWISE":
-            mode = tail(cmd.fields.get("elementwise_mode", ""), "ELEMENTWISE_MODE_")
+            mode = cmd.fields.get("elementwise_mode", "").removeprefix("ELEMENTWISE_MODE_")
             if mode not in ELEMENTWISE:
                 self.fail(f"{what}: elementwise mode {cmd.fields.get('elementwise_mode') or '?'} is not modelled", cmd)
             return Plan(**common, mode=mode, ifm=self._operand(regs, "IFM", geo, what, cmd),
@@ -171,7 +167,7 @@ class Planner:
         ic = field(regs, "NPU_SET_IFM_DEPTH_M1", "depth_m1") + 1
         ifm = Operand(fm, self._storage(regs, "IFM").endswith("CHAINED"), (*geo.ifm_hw(), ic))
         if op == "POOL":
-            mode = tail(cmd.fields.get("pooling_mode", ""), "POOLING_MODE_")
+            mode = cmd.fields.get("pooling_mode", "").removeprefix("POOLING_MODE_")
             if mode not in POOLS:
                 self.fail(f"{what}: pooling mode {cmd.fields.get('pooling_mode') or '?'} is not modelled", cmd)
             return Plan(**common, mode=mode, ifm=ifm)
@@ -191,7 +187,7 @@ class Planner:
         ks = regs.get("NPU_SET_KERNEL_STRIDE", {})
         kind = DEPTHWISE if op == "DEPTHWISE" else (
             PART_KERNEL if ks.get("weight_order", "").endswith("PART_KERNEL_FIRST") else DEPTH_FIRST)
-        block = tail(regs.get("NPU_SET_ACC_FORMAT", {}).get("microblock", "MICROBLOCK_U1X1"), "MICROBLOCK_")
+        block = regs.get("NPU_SET_ACC_FORMAT", {}).get("microblock", "MICROBLOCK_U1X1").removeprefix("MICROBLOCK_")
         if block not in MICROBLOCKS:
             self.fail(f"{what}: ACC_FORMAT micro-block {block} is unknown", cmd)
         uh, uw = MICROBLOCKS[block]
@@ -204,8 +200,8 @@ class Planner:
 
     def _operand(self, regs, name: str, geo, what, cmd) -> Operand:
         oh, ow, oc = geo.ofm_shape
-        mode = tail(regs.get(f"NPU_SET_{name}_BROADCAST", {}).get("broadcast_mode", "BROADCAST_MODE_NONE"),
-                    "BROADCAST_MODE_")
+        broadcast = regs.get(f"NPU_SET_{name}_BROADCAST", {}).get("broadcast_mode", "BROADCAST_MODE_NONE")
+        mode = broadcast.removeprefix("BROADCAST_MODE_")
         fm = FeatureMap.from_regs(regs, name)
         scaling = global_rounding(*self.scale_reg(regs, name, what, cmd))
         if mode == "SCALAR":

@@ -21,8 +21,8 @@ import functools
 import numpy as np
 
 from npu.errors import InputError
-from npu.functional import mlw
 from npu.functional.u85_order import U85Traversal, core_order, fast_order
+from npu.functional.weights import mlw_values
 
 HEADER_BITS = 256
 RESERVED = (2, 104)           # header bits that are always zero
@@ -91,13 +91,6 @@ def decode_fast(data: bytes, order: np.ndarray, where: str) -> np.ndarray:
     return table[fields]
 
 
-def _mlw(data: bytes, where: str) -> np.ndarray:
-    try:
-        return mlw.decode(data)
-    except mlw.MlwError as e:
-        raise InputError(None, f"{where}: not a decodable mlw weight stream ({e})") from None
-
-
 def decode_u85(streams: tuple[bytes, ...], fast: bool, t: U85Traversal, where: str,
                lengths: tuple[int, ...] | None = None) -> np.ndarray:
     """The (cout, kh, kw, source_cin) int32 weights (zero point removed) of one operation.
@@ -142,7 +135,7 @@ def _values(streams, fast, t, where, lengths) -> list[tuple[np.ndarray, np.ndarr
     for core in range(t.cores):
         order = core_order(t, core)
         name = f"{where} (core {core})" if t.cores > 1 else where
-        values = _mlw(streams[core], name)
+        values = mlw_values(streams[core], name)
         if len(values) != len(order):
             raise InputError(None, f"{name}: decodes to {len(values)} weights, the weight order of these "
                                    f"registers needs {len(order)}")

@@ -98,12 +98,17 @@ def decode_weights(stream: bytes, t: Traversal, where: str = "weight stream") ->
     return _decode(bytes(stream), t, where)
 
 
-@functools.lru_cache(maxsize=512)
-def _decode(stream: bytes, t: Traversal, where: str) -> np.ndarray:
+def mlw_values(stream: bytes, where: str) -> np.ndarray:
+    """The values of one mlw stream (U55/U65, and each U85 default-format stream)."""
     try:
-        values = mlw.decode(stream).astype(np.int32)
+        return mlw.decode(stream)
     except mlw.MlwError as e:
         raise InputError(None, f"{where}: not a decodable mlw weight stream ({e})") from None
+
+
+@functools.lru_cache(maxsize=512)
+def _decode(stream: bytes, t: Traversal, where: str) -> np.ndarray:
+    values = mlw_values(stream, where).astype(np.int32)
     order = stream_order(t)
     if len(values) < len(order):
         raise InputError(None, f"{where}: decodes to {len(values)} weights, the traversal needs {len(order)}")

@@ -43,10 +43,7 @@ class Accelerator:
     read_only_ports: tuple[str, ...] = ()   # AXI ports with no write channel (U55: AXI1)
 
     def ifm_alloc_unit(self, uh: int, uw: int) -> tuple[int, int]:
-        for h, w, au_h, au_w in self.ifm_au:
-            if (h, w) == (uh, uw):
-                return au_h, au_w
-        return uh, uw
+        return next(((au_h, au_w) for h, w, au_h, au_w in self.ifm_au if (h, w) == (uh, uw)), (uh, uw))
 
     @property
     def is_u85(self) -> bool:
@@ -77,7 +74,6 @@ class SystemConfig:
     # The memory classes the config describes: its two ports' classes and any class it gives a
     # parameter for. The others hold Vela's neutral defaults (clock scale 1, latency 0).
     described: frozenset[str] = frozenset()
-    axi_bytes: int = 16
 
 
 @dataclass(frozen=True)
@@ -190,8 +186,7 @@ def _system_config(path, section, name, keys) -> SystemConfig:
             raise InputError(path, f"[{section}] {key} = {value!r} is not one of {MEMORY_CLASSES}")
     described = frozenset({ports["axi0_port"], ports["axi1_port"]}
                           | {m for m in MEMORY_CLASSES for k in keys if k.startswith(m.lower() + "_")})
-    return SystemConfig(name, get("core_clock", 500e6), ports["axi0_port"], ports["axi1_port"], memories,
-                        described, axi_bytes)
+    return SystemConfig(name, get("core_clock", 500e6), ports["axi0_port"], ports["axi1_port"], memories, described)
 
 
 def _memory_mode(path, section, name, keys) -> MemoryMode:

@@ -74,18 +74,16 @@ def _pack_io(ios, dims: int) -> bytes:
     return out
 
 
-def _fit(shape: list[int], dims: int) -> tuple[int, ...]:
+def fit_shape(shape: list[int], dims: int) -> tuple[int, ...]:
     """A Vela shape in `dims` entries: the older writer padded a shorter one with zeros and
     Vela's leading 1s are dropped from a longer one; the newer keeps Vela's 6 entries."""
     return tuple(shape[-dims:] if len(shape) > dims else shape + [0] * (dims - len(shape)))
 
 
 def _io_from_npz(npz, prefix: str, dims: int) -> tuple[VelaIO, ...]:
-    ios = []
-    for i, shape in enumerate(npz[prefix + "_shape"]):
-        ios.append(VelaIO(_fit([int(d) for d in shape], dims), int(npz[prefix + "_elem_size"][i]),
-                          int(npz[prefix + "_offset"][i]), int(npz[prefix + "_region"][i])))
-    return tuple(ios)
+    return tuple(VelaIO(fit_shape([int(d) for d in shape], dims), int(npz[prefix + "_elem_size"][i]),
+                        int(npz[prefix + "_offset"][i]), int(npz[prefix + "_region"][i]))
+                 for i, shape in enumerate(npz[prefix + "_shape"]))
 
 
 def blob_from_npz(npz, shape_dims: int = 4) -> VelaBlob:

@@ -62,7 +62,7 @@ def _tflite(data: bytes, path) -> list[tuple[bytes, dict[int, int], tuple, bytes
     out = []
     for op in model.operators:
         s = op.command_stream
-        weights = op.entries[0] if op.entries else None
+        weights = op.weights
         blob = (data[weights.data_offset:weights.data_offset + weights.data_size]
                 if weights is not None and weights.data_offset is not None else None)
         ios, missing = _feature_maps(op, model.offline_plan)

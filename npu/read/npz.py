@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import io
+import math
 import struct
 import zipfile
 import zlib
@@ -16,7 +17,7 @@ import zlib
 import numpy as np
 
 from npu.errors import InputError
-from npu.read.blob import VelaIO
+from npu.read.blob import VelaIO, fit_shape
 
 NPY_MAGIC = b"\x93NUMPY"
 REQUIRED = ("cmd_data", "weight_data", "scratch_shape", "scratch_fast_shape")
@@ -70,15 +71,11 @@ def _ios(members, prefix: str, path) -> tuple[VelaIO, ...]:
                          f"size, offset and region per {prefix}")
     out = []
     for shape, size, offset, region in zip(shapes.tolist(), *(c.tolist() for c in columns)):
-        volume = size
-        for d in shape:
-            volume *= d
         if min(shape, default=0) < 0 or min(size, offset) < 0 or not 0 <= region < 8 \
-                or volume + offset > MAX_REGION_BYTES:
+                or size * math.prod(shape) + offset > MAX_REGION_BYTES:
             raise InputError(path, f"npz {prefix} {len(out)}: shape {shape}, element size {size}, "
                              f"offset {offset}, region {region} is not a tensor in an NPU region")
-        dims = shape[-4:] if len(shape) > 4 else shape + [0] * (4 - len(shape))
-        out.append(VelaIO(tuple(dims), size, offset, region))
+        out.append(VelaIO(fit_shape(shape, 4), size, offset, region))
     return tuple(out)
 
 
@@ -139,9 +136,7 @@ def _array(members, key: str, kinds: str, path) -> np.ndarray:
         raise InputError(path, f"{where}: bad .npy shape {shape!r}", start)
     if dtype.kind not in kinds or dtype.hasobject or dtype.fields:
         raise InputError(path, f"{where}: dtype {descr!r}, expected kind {'/'.join(kinds)}", start)
-    count = 1
-    for d in shape:
-        count *= d
+    count = math.prod(shape)
     body = len(raw) - start - hlen
     if count * dtype.itemsize != body:
         raise InputError(path, f"{where}: shape {shape} of {descr} needs {count * dtype.itemsize} "
@@ -152,11 +147,10 @@ def _array(members, key: str, kinds: str, path) -> np.ndarray:
 
 def _volume(shape: np.ndarray, key: str, path) -> int:
     dims = [int(d) for d in shape.reshape(-1)]
-    total = 1
     for d in dims:
         if d < 0:
             raise InputError(path, f"npz member {key}.npy: negative dimension {d}")
-        total *= d
+    total = math.prod(dims)
     if total > MAX_REGION_BYTES:
         raise InputError(path, f"npz member {key}.npy: {total} bytes, more than an NPU "
                          f"region can address (2^40)")

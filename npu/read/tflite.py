@@ -32,6 +32,7 @@ Vela's inputs are weights ("flash"), scratch, fast scratch, then the input featu
 """
 from __future__ import annotations
 
+import math
 import struct
 from dataclasses import dataclass
 
@@ -74,10 +75,7 @@ class TflTensor:
 
     @property
     def elements(self) -> int:
-        n = 1
-        for d in self.shape:
-            n *= max(d, 0)
-        return n
+        return math.prod(max(d, 0) for d in self.shape)
 
     @property
     def element_size(self) -> int | None:
@@ -134,38 +132,23 @@ class _Reader:
             self.fail(offset, f"{what} ({size} bytes) inside the {len(self.data)}-byte buffer")
         self.extent = max(self.extent, offset + size)
 
-    def u8(self, offset, what):
-        self._need(offset, 1, what)
-        return self.data[offset]
-
-    def u16(self, offset, what):
-        self._need(offset, 2, what)
-        return struct.unpack_from("<H", self.data, offset)[0]
-
-    def u32(self, offset, what):
-        self._need(offset, 4, what)
-        return struct.unpack_from("<I", self.data, offset)[0]
-
-    def i32(self, offset, what):
-        self._need(offset, 4, what)
-        return struct.unpack_from("<i", self.data, offset)[0]
-
-    def u64(self, offset, what):
-        self._need(offset, 8, what)
-        return struct.unpack_from("<Q", self.data, offset)[0]
+    def read(self, fmt: str, offset: int, what: str) -> int:
+        """One little-endian value of struct format `fmt` (B, H, I, i, Q), checked to lie in the buffer."""
+        self._need(offset, struct.calcsize("<" + fmt), what)
+        return struct.unpack_from("<" + fmt, self.data, offset)[0]
 
     def table(self, offset: int, what: str) -> "_Table":
-        vtable = offset - self.i32(offset, f"{what} table")
-        size = self.u16(vtable, f"{what} vtable size")
+        vtable = offset - self.read("i", offset, f"{what} table")
+        size = self.read("H", vtable, f"{what} vtable size")
         if size < 4 or size % 2:
             self.fail(vtable, f"{what} vtable size >= 4 and even, got {size}")
         self._need(vtable, size, f"{what} vtable")
-        self._need(offset, self.u16(vtable + 2, f"{what} table size"), f"{what} table")
+        self._need(offset, self.read("H", vtable + 2, f"{what} table size"), f"{what} table")
         return _Table(self, offset, vtable, size, what)
 
     def vector(self, offset: int, elem: int, what: str) -> tuple[int, int]:
         """(start of the elements, count), the whole vector checked to lie in the buffer."""
-        count = self.u32(offset, f"{what} vector length")
+        count = self.read("I", offset, f"{what} vector length")
         if count * elem > len(self.data) - offset - 4:
             self.fail(offset, f"{what} vector of {count} x {elem} bytes inside the buffer")
         self._need(offset + 4, count * elem, f"{what} vector")
@@ -180,19 +163,18 @@ class _Table:
         at = 4 + 2 * slot
         if at + 2 > self.vsize:
             return None
-        rel = self.r.u16(self.vtable + at, f"{self.what} field {slot}")
+        rel = self.r.read("H", self.vtable + at, f"{self.what} field {slot}")
         return self.offset + rel if rel else None
 
     def scalar(self, slot, fmt: str, default=0):
         at = self.field(slot)
         if at is None:
             return default
-        reader = {"B": self.r.u8, "I": self.r.u32, "Q": self.r.u64}[fmt]
-        return reader(at, f"{self.what} field {slot}")
+        return self.r.read(fmt, at, f"{self.what} field {slot}")
 
     def ref(self, slot: int) -> int | None:
         at = self.field(slot)
-        return None if at is None else at + self.r.u32(at, f"{self.what} field {slot} offset")
+        return None if at is None else at + self.r.read("I", at, f"{self.what} field {slot} offset")
 
     def vector(self, slot: int, elem: int) -> tuple[int, int]:
         at = self.ref(slot)
@@ -213,7 +195,7 @@ class _Table:
         if not 0 <= index < count:
             self.r.fail(start - 4, f"{what} index {index} below the count {count}")
         at = start + 4 * index
-        return self.r.table(at + self.r.u32(at, f"{what} offset"), what)
+        return self.r.table(at + self.r.read("I", at, f"{what} offset"), what)
 
 
 def _flex_root_int(data: bytes) -> int | None:
@@ -271,7 +253,7 @@ def read_tflite(data: bytes, path=None, origin: int = 0) -> TfliteModel:
     r = _Reader(bytes(data), path, origin)
     if not looks_like_tflite(r.data):
         r.fail(4, "the file identifier 'TFL3'")
-    root = r.u32(0, "root table offset")
+    root = r.read("I", 0, "root table offset")
     if root + 4 > len(r.data):
         r.fail(0, f"a root table offset inside the {len(r.data)}-byte buffer, got {root:#x}")
     model = r.table(root, "Model")

@@ -24,3 +24,9 @@ def sum_pool(ifm, kernel, stride, pad, out_hw) -> tuple[np.ndarray, np.ndarray |
     ones = np.ones(ifm.shape[:2] + (1,), dtype=np.int64)
     count = windows(ones, kernel, stride, (1, 1), pad, out_hw).sum(axis=(3, 4))
     return total, count
+
+
+def average(total, count) -> np.ndarray:
+    """total / count rounded half away from zero."""
+    half = np.asarray(count) // 2
+    return np.where(total >= 0, (total + half) // count, -((-total + half) // count))
