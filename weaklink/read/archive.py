@@ -192,8 +192,7 @@ class Archive:
         if obj is None:
             from weaklink.read.objfile import ObjectFile
             m = self.member(offset)
-            obj = ObjectFile.from_bytes(self.member_bytes(m), self.display_name(m),
-                                        archive_offset=m.offset)
+            obj = ObjectFile.from_bytes(self.member_bytes(m), self.display_name(m))
             self._objects[offset] = obj
         return obj
 

@@ -45,8 +45,7 @@ class InputSectionRule(namedtuple("InputSectionRule",
 
 
 class Script:
-    """What a script says, as the parser meets it: outputs are the output section names,
-    in order."""
+    """What a script says, as the parser meets it."""
 
     def __init__(self, name: str, entry: str | None = None):
         self.name = name
@@ -56,7 +55,6 @@ class Script:
         self.search_dirs: list[str] = []
         self.assignments: list[Assignment] = []
         self.rules: list[InputSectionRule] = []
-        self.outputs: list[str] = []
 
 
 # -- the parser -----------------------------------------------------------------------------------
@@ -211,7 +209,7 @@ class Parser:
         name = unquote(name)
         if name == "OVERLAY":
             self._skip_until("{")
-            self._skip_balanced_body()
+            self._skip_balanced("{", "}")
             self._section_tail()
             return
         self._skip_until(":")                   # address, (NOLOAD) / (TYPE = …)
@@ -221,7 +219,6 @@ class Parser:
             if lex.peek() == "(" and t in ("AT", "ALIGN", "SUBALIGN", "ALIGN_WITH_INPUT"):
                 self._skip_balanced("(", ")")
         lex.expect("{", WILD)
-        self.s.outputs.append(name)
         while not lex.accept("}", NAME):
             self.statement(name)
         self._section_tail()
@@ -237,9 +234,6 @@ class Parser:
                 while depth:
                     t = lex.take(WILD)
                     depth += (t == "(") - (t == ")")
-
-    def _skip_balanced_body(self):
-        self._skip_balanced("{", "}")
 
     def _section_tail(self):
         """`> REGION`, `AT> REGION`, `:PHDR`, `= FILL`, `,` after an output section."""
@@ -286,10 +280,8 @@ class Parser:
             file = unquote(lex.take(WILD))
             lex.expect(")")
         sections: list[SectionPattern] = []
-        if lex.accept("(", WILD):
+        if lex.accept("(", WILD):               # optional: ld 2.40 accepts SORT(CONSTRUCTORS)
             sections = self._section_patterns()
-        if file in _SORTS and not sections:     # ld 2.40 accepts SORT(CONSTRUCTORS)
-            pass
         if keep:
             lex.expect(")", WILD)
         self.s.rules.append(InputSectionRule(file, excl, tuple(sections), keep, section))
