@@ -7,6 +7,7 @@ Sections are keys `file_id << 32 | section_index`."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from functools import cached_property
 
 from weaklink.read.elfstructs import SHT_GROUP
 from weaklink.read.objfile import SectionTable
@@ -63,6 +64,14 @@ class SectionGraph:
             for row in rows:
                 work += self.target(fid, row)
 
+    @cached_property
+    def by_name(self) -> dict[str, list[int]]:
+        """Section name -> every section so called (a `__start_NAME` reference keeps them)."""
+        out: dict[str, list[int]] = {}
+        for fid, t in enumerate(self.tables):
+            for sec in t.sections:
+                out.setdefault(sec.name, []).append(key(fid, sec.index))
+        return out
 
 
 def member_name(path: str) -> tuple[str, str | None]:

@@ -37,11 +37,11 @@ from weaklink.read import elfstructs as S
 from weaklink.read.objfile import K_UNDEF
 from weaklink.resolve.gcgraph import COMMON, SectionGraph, key, member_name
 from weaklink.resolve.gnu import rules as R
+from weaklink.resolve.linker_defined import START_STOP, start_stop_section
 from weaklink.resolve.script import RuleSet
 
 _DEBUG_PREFIXES = (".debug", ".gnu.debuglto_.debug_", ".gnu.linkonce.wi.", ".zdebug", ".line",
                    ".stab")
-_START, _STOP = "__start_", "__stop_"
 
 
 def _linked_to(sec) -> int:
@@ -55,7 +55,6 @@ class GnuGc:
         self.tables = [obj.section_table for obj in s.objects]
         self.graph = SectionGraph(self.tables, self._target,
                                   follow=lambda sec: sec.name != ".eh_frame")
-        self._by_name: dict[str, list[int]] | None = None
 
     # -- symbol → section ---------------------------------------------------------------------------
     def _definition(self, name: str, depth: int = 0) -> list[int]:
@@ -84,18 +83,9 @@ class GnuGc:
         if (kind == K_UNDEF or (dead and shndx in dead)) and s.wrap:
             name = s.wrap.rename(name)
         found = self._definition(name)
-        if found or not name.startswith((_START, _STOP)):
+        if found or not name.startswith(START_STOP):
             return found
-        sec = name[len(_START):] if name.startswith(_START) else name[len(_STOP):]
-        return self._sections_named(sec)
-
-    def _sections_named(self, name: str) -> list[int]:
-        if self._by_name is None:
-            self._by_name = {}
-            for fid, t in enumerate(self.tables):
-                for sec in t.sections:
-                    self._by_name.setdefault(sec.name, []).append(key(fid, sec.index))
-        return self._by_name.get(name, [])
+        return self.graph.by_name.get(start_stop_section(name), [])
 
     # -- the passes ---------------------------------------------------------------------------------
     def run(self) -> None:
