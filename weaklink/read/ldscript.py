@@ -66,6 +66,8 @@ _IGNORED_CALLS = ("OUTPUT_FORMAT", "OUTPUT_ARCH", "TARGET", "OUTPUT", "REGION_AL
                   "NOCROSSREFS", "NOCROSSREFS_TO", "LD_FEATURE", "ASSERT", "FORCE_GROUP_ALLOCATION",
                   "INSERT")
 _DATA = ("BYTE", "SHORT", "LONG", "QUAD", "SQUAD", "FILL", "ASCIZ")
+_IGNORED_WORDS = ("CREATE_OBJECT_SYMBOLS", "CONSTRUCTORS", "FORCE_COMMON_ALLOCATION",
+                  "INHIBIT_COMMON_ALLOCATION")
 
 
 class Parser:
@@ -122,9 +124,7 @@ class Parser:
                 self.statement(None, in_sections=True)
         elif tok in _SKIP_BLOCKS and section is None:
             self._skip_balanced("{", "}")
-        elif tok in _IGNORED_CALLS or tok in _DATA or tok == "CREATE_OBJECT_SYMBOLS" \
-                or tok == "CONSTRUCTORS" or tok == "FORCE_COMMON_ALLOCATION" \
-                or tok == "INHIBIT_COMMON_ALLOCATION":
+        elif tok in _IGNORED_CALLS or tok in _DATA or tok in _IGNORED_WORDS:
             if lex.peek() == "(":
                 self._skip_balanced("(", ")")
             elif tok == "INSERT":
@@ -245,10 +245,8 @@ class Parser:
                 if t == "AT":
                     lex.expect(">")
                 lex.take(WILD)
-            elif t is not None and t.startswith(">") and len(t) > 1:
-                lex.take(WILD)
-            elif t is not None and t.startswith(":") and len(t) > 1:
-                lex.take(WILD)
+            elif t == "," or (t is not None and len(t) > 1 and t[0] in ">:"):
+                lex.take(WILD)                  # `,`, `>REGION`, `:PHDR` as one token
             elif t == ":":
                 lex.take(WILD)
                 lex.take(WILD)
@@ -256,8 +254,6 @@ class Parser:
                 lex.take(WILD)
                 if t == "=":
                     Expr(lex, self.consts).parse()
-            elif t == ",":
-                lex.take(WILD)
             else:
                 return
 

@@ -187,7 +187,7 @@ class ObjectFile:
             words = _words(self.elf.data, sh.sh_offset, sh.sh_size)
             if not words or not words[0] & S.GRP_COMDAT:
                 continue
-            out.append(ComdatGroup(self._group_signature(i), (i, *words[1:])))
+            out.append(ComdatGroup(self.group_signature(i), (i, *words[1:])))
         return tuple(out)
 
     @cached_property
@@ -195,7 +195,8 @@ class ObjectFile:
         """Input sections, their groups and relocation targets (for --gc-sections)."""
         return SectionTable(self)
 
-    def _group_signature(self, i: int) -> str:
+    def group_signature(self, i: int) -> str:
+        """The signature (symbol name) of SHT_GROUP section `i`."""
         sh = self.elf.shdrs[i]
         where = self.elf.shdr_offset(i)
         if sh.sh_link != self.elf.symtab_index:
@@ -274,9 +275,6 @@ class SectionTable:
         for i, (t, _, _, _, target) in enumerate(self._raw):
             if t in (S.SHT_REL, S.SHT_RELA):
                 self._rel.setdefault(target, []).append(i)
-
-    def group_signature(self, group: int) -> str:
-        return self.obj._group_signature(group)
 
     @cached_property
     def _global_row(self) -> dict[int, int]:

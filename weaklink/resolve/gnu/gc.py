@@ -167,7 +167,7 @@ class GnuGc:
     @staticmethod
     def _shown(t, sec) -> str:
         """bfd's %pA: a group member is printed as NAME[SIGNATURE]."""
-        return f"{sec.name}[{t.group_signature(sec.group)}]" if sec.group else sec.name
+        return f"{sec.name}[{t.obj.group_signature(sec.group)}]" if sec.group else sec.name
 
 
 def collect(s) -> None:

@@ -234,11 +234,7 @@ class LldLinker:
         else:
             entries = [(m.offset, r[0]) for m in ar.members()
                        for r in ar.object(m.offset).rows if r[1] != K_UNDEF]
-        saved, self.in_group = self.in_group, True
         gid = self._group_id()
-        self.in_group = saved
-        if not saved:
-            self.next_group += 1
         lazies, table = self.s.lazies, self.s.table
         syms, pending, lazy = table.syms, table.pending, table.lazy
         prev, lid, done = -1, -1, False

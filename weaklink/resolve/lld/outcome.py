@@ -45,11 +45,8 @@ def symbol_info(s: LldState, sym: R.Sym) -> SymbolInfo | None:
 
 
 def symbols(s: LldState) -> dict[str, SymbolInfo]:
-    out = {}
-    for name, sym in s.table.syms.items():
-        info = symbol_info(s, sym)
-        if info is not None:
-            out[name] = info
+    out = {name: info for name, sym in s.table.syms.items()
+           if (info := symbol_info(s, sym)) is not None}
     for name, to in s.swap.items():
         if to.startswith("__wrap_") and name in out and out[name].binding == "common" \
                 and not _common_reached(s, "__real_" + name):
@@ -66,11 +63,9 @@ def _common_reached(s: LldState, real: str) -> bool:
 
 
 def extractions(s: LldState) -> tuple[Extraction, ...]:
-    out = []
-    for ref, member, name in s.extracted:
-        text = s.files[ref].name if isinstance(ref, int) else ref
-        out.append(Extraction(member, text, name))
-    return tuple(out)
+    """`ref` is a file id, an option name ("--entry") or None (<internal>)."""
+    return tuple(Extraction(member, s.files[ref].name if isinstance(ref, int) else ref, name)
+                 for ref, member, name in s.extracted)
 
 
 def why_extract_text(result: LinkResult) -> str:
