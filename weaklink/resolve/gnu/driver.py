@@ -76,6 +76,7 @@ class Linker:
                            wrap=Wrap(opts.wrap))
         self.inputs = InputFiles(opts.search_dirs, cwd, GNU_WORDING)
         self._fs = self.inputs.fs
+        self._scripts: dict[str, ScriptSymbols] = {}
 
     # -- passes, in the order ld runs them -----------------------------------------------------
     def run(self) -> LinkState:
@@ -120,13 +121,12 @@ class Linker:
         self.s.roots, self.s.entry = tuple(roots), entry
         self.s.provide = tuple((p, sc.values.get(p)) for sc in scripts for p in sc.provide)
 
-    def _script(self, path: str):
-        cache = self.__dict__.setdefault("_scripts", {})
-        if path not in cache:
+    def _script(self, path: str) -> ScriptSymbols:
+        if path not in self._scripts:
             dirs = self.s.opts.search_dirs
             found = find_file(path, dirs, self._fs) or path
-            cache[path] = read_script(found, dirs, self._fs)
-        return cache[path]
+            self._scripts[path] = read_script(found, dirs, self._fs)
+        return self._scripts[path]
 
     def _apply_script(self, sc):
         """A script's assignments where it sits; a PROVIDE there only for a name that is

@@ -33,6 +33,8 @@ arm-none-eabi-ld 2.40 (tests/link/test_gc.py):
 """
 from __future__ import annotations
 
+from functools import cached_property
+
 from weaklink.read import elfstructs as S
 from weaklink.read.objfile import K_UNDEF
 from weaklink.resolve.gcgraph import COMMON, SectionGraph, key, member_name
@@ -60,7 +62,7 @@ class GnuGc:
     def _definition(self, name: str, depth: int = 0) -> list[int]:
         sym = self.s.table.syms.get(name)
         if sym is not None and sym.file < 0 and depth < 8:   # `x = bar;` in a script: x
-            alias = self._aliases().get(name)              # lives in bar's section (measured)
+            alias = self._aliases.get(name)                # lives in bar's section (measured)
             if alias and self.s.assigned_by.get(name, ("",))[0] == "script":
                 return self._definition(alias, depth + 1)
         if sym is None or sym.file < 0 or sym.absolute:
@@ -71,10 +73,9 @@ class GnuGc:
             return []
         return [key(sym.file, sym.shndx)]
 
+    @cached_property
     def _aliases(self) -> dict[str, str]:
-        if not hasattr(self, "_alias_map"):
-            self._alias_map = {k: v for sc in self.s.scripts for k, v in sc.aliases.items()}
-        return self._alias_map
+        return {k: v for sc in self.s.scripts for k, v in sc.aliases.items()}
 
     def _target(self, fid: int, row: int) -> list[int]:
         s = self.s
