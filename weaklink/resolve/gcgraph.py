@@ -64,6 +64,20 @@ class SectionGraph:
             for row in rows:
                 work += self.target(fid, row)
 
+    def mark_attached(self, attached: Callable[[object], bool]) -> None:
+        """Mark each `attached` section whose sh_link section is marked, repeated until none
+        is added (the ones marked may reach more through their own relocations)."""
+        marked, again = self.marked, True
+        while again:
+            again = False
+            for fid, t in enumerate(self.tables):
+                for sec in t.sections:
+                    k = key(fid, sec.index)
+                    if sec.link and attached(sec) and k not in marked \
+                            and key(fid, sec.link) in marked:
+                        self.mark(k)
+                        again = True
+
     @cached_property
     def by_name(self) -> dict[str, list[int]]:
         """Section name -> every section so called (a `__start_NAME` reference keeps them)."""

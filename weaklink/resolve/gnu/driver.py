@@ -23,7 +23,7 @@ from weaklink.resolve.cmdline import InputItem, LinkOptions
 from weaklink.resolve.comdat import discard_copies
 from weaklink.resolve.gnu.default_script import default_script
 from weaklink.resolve.inputs import GNU_WORDING, InputFiles
-from weaklink.resolve.script import ScriptSymbols, find_file, parse_script, read_script
+from weaklink.resolve.script import ScriptSymbols, find_file, parse_script
 from weaklink.resolve.wrap import Wrap
 
 
@@ -76,7 +76,7 @@ class Linker:
                            wrap=Wrap(opts.wrap))
         self.inputs = InputFiles(opts.search_dirs, cwd, GNU_WORDING)
         self._fs = self.inputs.fs
-        self._scripts: dict[str, ScriptSymbols] = {}
+        self._script = self.inputs.script
 
     # -- passes, in the order ld runs them -----------------------------------------------------
     def run(self) -> LinkState:
@@ -120,13 +120,6 @@ class Linker:
             table.root(table.get(name))
         self.s.roots, self.s.entry = tuple(roots), entry
         self.s.provide = tuple((p, sc.values.get(p)) for sc in scripts for p in sc.provide)
-
-    def _script(self, path: str) -> ScriptSymbols:
-        if path not in self._scripts:
-            dirs = self.s.opts.search_dirs
-            found = find_file(path, dirs, self._fs) or path
-            self._scripts[path] = read_script(found, dirs, self._fs)
-        return self._scripts[path]
 
     def _apply_script(self, sc):
         """A script's assignments where it sits; a PROVIDE there only for a name that is

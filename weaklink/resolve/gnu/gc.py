@@ -127,16 +127,8 @@ class GnuGc:
                 if (debug or not (sec.flags & S.SHF_ALLOC or relocated)) \
                         and not sec.group and not _linked_to(sec):
                     marked.add(key(fid, sec.index))
-        again = True
-        while again:                              # elf32_arm_gc_mark_extra_sections
-            again = False
-            for fid, t in enumerate(self.tables):
-                for sec in t.sections:
-                    k = key(fid, sec.index)
-                    if sec.type == S.SHT_ARM_EXIDX and sec.link and k not in marked \
-                            and key(fid, sec.link) in marked:
-                        g.mark(k)
-                        again = True
+        # elf32_arm_gc_mark_extra_sections: the .ARM.exidx sections of marked text
+        g.mark_attached(lambda sec: sec.type == S.SHT_ARM_EXIDX)
 
     def _sweep(self):
         s, marked = self.s, self.graph.marked

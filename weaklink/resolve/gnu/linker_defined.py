@@ -46,7 +46,6 @@ def define_got(state) -> None:
     sym = table.get(GOT_SYMBOL)
     sym.notices.append(owner << 2 | R.N_DEF)
     table._own(sym, R.DEFINED, owner, 0, 0, 0, False)
-    sym.script_def = R.SCRIPT_NONE
     state.linker_defined[GOT_SYMBOL] = (owner, GOT_SECTION)
 
 

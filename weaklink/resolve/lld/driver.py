@@ -32,7 +32,7 @@ from weaklink.resolve.lld import rules as R
 from weaklink.resolve.lld.cmdline import LldOptions
 from weaklink.resolve.lld.gc import LldGc
 from weaklink.resolve.lld.linker_defined import lld_reserve
-from weaklink.resolve.script import find_file, parse_script, read_script
+from weaklink.resolve.script import parse_script
 
 
 @dataclass
@@ -98,7 +98,6 @@ class LldLinker:
         self.s.table.on_defined_lazy = lambda sym: self.s.backrefs.pop(sym.name, None)
         self.inputs = InputFiles(opts.ld.search_dirs, cwd, LLD_WORDING)
         self._fs = self.inputs.fs
-        self._scripts: dict[str, object] = {}
         self.next_group = 0
         self.in_group = False
 
@@ -206,7 +205,7 @@ class LldLinker:
                 raise InputError(path, "unknown file type", 0)
             sc = _no_inputs(parse_script(data.decode("utf-8", "replace"), path,  # implicit
                                          self.s.opts.ld.search_dirs, self._fs))
-            self._scripts[path] = sc
+            self.inputs.scripts[path] = sc
             for name in sc.extern:
                 sym = self.s.table.get(name)
                 sym.kind, sym.referenced = sym.kind or R.UNDEF, True
@@ -324,12 +323,7 @@ class LldLinker:
             syms[d[0]].absolute and d[3] == ABS and d[4] and d[4] == syms[d[0]].value)]
 
     def _script(self, path: str):
-        sc = self._scripts.get(path)
-        if sc is None:
-            dirs = self.s.opts.ld.search_dirs
-            where = find_file(path, dirs, self._fs) or path
-            sc = self._scripts[path] = _no_inputs(read_script(where, dirs, self._fs))
-        return sc
+        return _no_inputs(self.inputs.script(path))
 
     def _declare_symbols(self, items, scripts):
         """--defsym and script assignments in command-line order, then PROVIDE for names that

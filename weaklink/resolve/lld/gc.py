@@ -70,23 +70,8 @@ class LldGc:
                         or sec.name.startswith(_RESERVED_PREFIXES) \
                         or (keeps and keeps.matches(path, member, sec.name)):
                     g.mark(key(fid, sec.index))
-        self._dependents()
+        g.mark_attached(lambda sec: sec.flags & S.SHF_LINK_ORDER)   # live with their section
         return self
-
-    def _dependents(self):
-        """SHF_LINK_ORDER sections live with the section they are attached to (repeated:
-        their own relocations may make more sections live)."""
-        g, marked = self.graph, self.graph.marked
-        again = True
-        while again:
-            again = False
-            for fid, t in enumerate(self.tables):
-                for sec in t.sections:
-                    k = key(fid, sec.index)
-                    if sec.flags & S.SHF_LINK_ORDER and sec.link and k not in marked \
-                            and key(fid, sec.link) in marked:
-                        g.mark(k)
-                        again = True
 
     def live(self, fid: int, index: int) -> bool:
         sec = self.tables[fid].by_index.get(index)
