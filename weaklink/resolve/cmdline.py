@@ -61,6 +61,15 @@ class InputItem(namedtuple("InputItem", "kind arg whole value children lazy",
     __slots__ = ()
 
 
+def flat(items):
+    """The items of a command line in order, with each group's children in its place."""
+    for item in items:
+        if item.kind == "group":
+            yield from flat(item.children)
+        else:
+            yield item
+
+
 class LinkOptions(namedtuple(
         "LinkOptions", "inputs undefined entry require_defined muldefs search_dirs scripts "
         "trace nostdlib gc_sections demangle wrap cref print_gc emulation plugin init fini output",

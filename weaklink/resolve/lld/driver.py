@@ -25,7 +25,7 @@ from weaklink.errors import InputError, UsageError
 from weaklink.read.archive import Archive
 from weaklink.read.elfstructs import ELF_MAGIC, SHN_ABS as ABS
 from weaklink.read.objfile import K_COMMON, K_UNDEF, ObjectFile
-from weaklink.resolve.cmdline import InputItem
+from weaklink.resolve.cmdline import InputItem, flat
 from weaklink.resolve.comdat import discard_copies
 from weaklink.resolve.inputs import LLD_WORDING, InputFiles
 from weaklink.resolve.lld import rules as R
@@ -329,7 +329,7 @@ class LldLinker:
         """--defsym and script assignments in command-line order, then PROVIDE for names that
         exist and are not defined (a lazy name counts as not defined)."""
         table, swap = self.s.table, self.s.swap
-        for item in _flatten(items):
+        for item in flat(items):
             if item.kind == "defsym":
                 values = {item.arg: item.value}
             elif item.kind == "script":
@@ -352,14 +352,6 @@ class LldLinker:
                 if name in table.pending or (sym is None and name in traced) or (
                         sym is not None and sym.kind in (R.NEW, R.UNDEF, R.LAZY)):
                     table.assign(table.get(name), 0, evaluated=False)
-
-
-def _flatten(items):
-    for item in items:
-        if item.kind == "group":
-            yield from _flatten(item.children)
-        else:
-            yield item
 
 
 def _no_inputs(sc):

@@ -16,7 +16,6 @@ from weaklink.resolve.result import (ENTRY_NOT_FOUND, LINKER_SYMBOL_REDEFINED,
 BACKWARD_REFERENCE = "backward-reference"        # --warn-backrefs warnings
 WHY_EXTRACT_HEADER = "reference\textracted\tsymbol"
 INTERNAL = "<internal>"                          # lld's name for -u as a reference
-TOO_MANY = "too many errors emitted, stopping now (use --error-limit=0 to see all errors)"
 
 
 def symbol_info(s: LldState, sym: R.Sym) -> SymbolInfo | None:
@@ -105,9 +104,8 @@ def build(s: LldState) -> LinkResult:
         errors += [Diagnostic(UNDEFINED_REFERENCE, n, f, m)
                    for n, f, m in undefined_errors(s, after_wrap)]
         warnings = backref_warnings(s)
-    limit = s.opts.error_limit
-    if limit and len(errors) > limit:
-        errors = errors[:limit]
+    if s.opts.error_limit:                     # 0: no limit
+        errors = errors[:s.opts.error_limit]
     if not s.stopped:
         warnings += entry_warning(s)
     return LinkResult(ok=not errors, errors=tuple(errors), warnings=tuple(warnings),
