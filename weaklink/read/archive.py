@@ -88,15 +88,20 @@ class Archive:
             return 0
         return size
 
+    def _checked_header(self, offset: int) -> tuple[str, int, int]:
+        """(raw name field, data size, data start) of a header whose data is in the file."""
+        raw, size = self._header(offset)
+        start = offset + AR_HDR_SIZE
+        if start + self._stored_size(raw, size) > len(self.data):
+            raise InputError(self.name, f"member size {size} runs past the end of the archive "
+                             f"({len(self.data)} bytes)", offset + 48)
+        return raw, size, start
+
     def _read_special_members(self):
         """Read the armap and long-name table, which GNU ar puts first."""
         offset = 8
         while offset < len(self.data):
-            raw, size = self._header(offset)
-            start = offset + AR_HDR_SIZE
-            if start + self._stored_size(raw, size) > len(self.data):
-                raise InputError(self.name, f"member size {size} runs past the end of the archive "
-                                 f"({len(self.data)} bytes)", offset + 48)
+            raw, size, start = self._checked_header(offset)
             if raw in (ARMAP32[0], ARMAP64[0]):
                 self._read_armap(start, size, ARMAP32[1] if raw == "/" else ARMAP64[1])
             elif raw == LONG_NAMES:
@@ -143,11 +148,7 @@ class Archive:
             if offset < 8 or offset >= len(self.data):
                 raise InputError(self.name, f"archive symbol index points at {offset}, outside "
                                  f"the archive ({len(self.data)} bytes)", offset)
-            raw, size = self._header(offset)
-            start = offset + AR_HDR_SIZE
-            if start + self._stored_size(raw, size) > len(self.data):
-                raise InputError(self.name, f"member size {size} runs past the end of the "
-                                 f"archive ({len(self.data)} bytes)", offset + 48)
+            raw, size, start = self._checked_header(offset)
             hit = ArchiveMember(offset, self._member_name(raw, offset), start, size)
             self._members[offset] = hit
         return hit
@@ -192,8 +193,7 @@ class Archive:
         if obj is None:
             from weaklink.read.objfile import ObjectFile
             m = self.member(offset)
-            obj = ObjectFile.from_bytes(self.member_bytes(m), self.display_name(m),
-                                        archive_offset=m.offset)
+            obj = ObjectFile.from_bytes(self.member_bytes(m), self.display_name(m))
             self._objects[offset] = obj
         return obj
 

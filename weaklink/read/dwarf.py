@@ -193,18 +193,15 @@ class Dwarf:
         for cu in self._candidates(name):
             try:
                 with self._damage(cu):
-                    hit = any(self._variable_named(cu, name))
+                    hit = any(tag == DW_TAG_variable
+                              and any(self._text(attrs.get(a)) == name for a in _NAME_ATTRS)
+                              for _, tag, attrs, _ in self._dies(cu))
             except _Unreadable:
                 hit = name in self._pyelf_variable_names(cu)
             unit = self.unit_name(cu) or "?"
             if hit and unit not in out:
                 out.append(unit)
         return out
-
-    def _variable_named(self, cu: int, name: str):
-        for _, tag, attrs, _ in self._dies(cu):
-            if tag == DW_TAG_variable:
-                yield any(self._text(cu, attrs.get(a)) == name for a in _NAME_ATTRS)
 
     def _pyelf_variable_names(self, cu: int) -> set[str]:
         dwarf = self.pyelftools()
@@ -244,7 +241,7 @@ class Dwarf:
     def _named_subprograms(self, cu: int, name: str) -> list[int]:
         try:
             return [start for start, tag, attrs, _ in self._dies(cu)
-                    if tag == DW_TAG_subprogram and self._text(cu, attrs.get(DW_AT_name)) == name]
+                    if tag == DW_TAG_subprogram and self._text(attrs.get(DW_AT_name)) == name]
         except _Unreadable:
             return []
 
@@ -282,7 +279,7 @@ class Dwarf:
             if end is None:
                 raise _Unreadable
             if DW_AT_name in attrs:
-                return self._text(cu, attrs[DW_AT_name])
+                return self._text(attrs[DW_AT_name])
             attr = attrs.get(DW_AT_specification) or attrs.get(DW_AT_abstract_origin)
             if attr is None:
                 return None
@@ -336,7 +333,7 @@ class Dwarf:
             if ab.children:
                 parents.append(start)
 
-    def _text(self, cu: int, attr) -> str | None:
+    def _text(self, attr) -> str | None:
         if attr is None:
             return None
         text = self.units._text(*attr[:2])

@@ -82,7 +82,6 @@ def skip(info: bytes, form: int, pos: int, address_size: int, version: int) -> i
     return None                                   # DW_FORM_indirect or unknown
 
 
-
 # One abbreviation entry, to find where the next starts without decoding it: a code (ULEB,
 # not 0), a tag (ULEB), DW_CHILDREN_*, then (attribute, form) ULEB pairs up to (0, 0); a
 # DW_FORM_implicit_const (0x21) form is followed by its value (SLEB).

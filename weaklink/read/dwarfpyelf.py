@@ -41,10 +41,7 @@ def pc_ranges(top, cu, ranges):
 
 def attr_text(die, name: str) -> str | None:
     attr = die.attributes.get(name)
-    if attr is None:
-        return None
-    value = attr.value
-    return value.decode(errors="replace") if isinstance(value, bytes) else str(value)
+    return None if attr is None else _decoded(attr.value)
 
 
 def _scope_dies(die):
@@ -90,14 +87,11 @@ def call_sites(cu, callee: str) -> list[tuple[int, dict[int, bytes]]]:
 def _origin_name(die) -> str | None:
     target = die.get_DIE_from_attribute("DW_AT_call_origin")
     for _ in range(4):         # a declaration may point on to its specification
-        name = target.attributes.get("DW_AT_name")
-        if name is not None:
+        if "DW_AT_name" in target.attributes:
             return attr_text(target, "DW_AT_name")
-        nxt = next((a for a in ("DW_AT_specification", "DW_AT_abstract_origin")
-                    if a in target.attributes), None)
-        if nxt is None:
+        target = _spec(target)
+        if target is None:
             return None
-        target = target.get_DIE_from_attribute(nxt)
     return None
 
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 import bisect
 import struct
 from collections import namedtuple
+from functools import cached_property
 
 from weaklink.read.dwarfforms import (CONSTANTS, FIXED, UNIT_REFS, DW_FORM_addr,
                                       DW_FORM_block1, DW_FORM_exprloc, DW_FORM_flag_present,
@@ -61,22 +62,19 @@ class UnitNames:
         self._decoded: dict[tuple, dict] = {}      # (address size, version) -> decoded entries
         self._units: dict[int, Unit | None] = {}
         self._scans: dict[int, UnitScan | None] = {}
-        self._starts: list[int] | None = None
 
     # -- units ------------------------------------------------------------------------------
-    @property
+    @cached_property
     def unit_starts(self) -> list[int]:
         """Offsets of the unit headers (the unit_length chain, DWARF 2-5)."""
-        if self._starts is None:
-            info, out, pos = self.info, [], 0
-            while pos + 4 <= len(info):
-                out.append(pos)
-                length = int.from_bytes(info[pos:pos + 4], "little")
-                if length == 0xFFFFFFFF:               # 64-bit DWARF: u64 length follows
-                    length = int.from_bytes(info[pos + 4:pos + 12], "little") + 8
-                pos += 4 + length
-            self._starts = out
-        return self._starts
+        info, out, pos = self.info, [], 0
+        while pos + 4 <= len(info):
+            out.append(pos)
+            length = int.from_bytes(info[pos:pos + 4], "little")
+            if length == 0xFFFFFFFF:                   # 64-bit DWARF: u64 length follows
+                length = int.from_bytes(info[pos + 4:pos + 12], "little") + 8
+            pos += 4 + length
+        return out
 
     def unit_of(self, offset: int) -> int:
         """The offset of the unit holding .debug_info `offset`."""

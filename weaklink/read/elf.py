@@ -256,21 +256,13 @@ class ElfFile:
             return None
         return self.shdrs[i].sh_offset, self.shdrs[i].sh_size // 4
 
-    @cached_property
-    def symtab_shndx(self):
-        """Extended section indices (SHT_SYMTAB_SHNDX) as numpy u4, or None."""
-        import numpy as np
-        span = self.symtab_shndx_span
-        if span is None:
-            return None
-        return np.frombuffer(self.data, "<u4", count=span[1], offset=span[0])
-
     def symbol_section_indices(self):
         """st_shndx widened to u4, with SHN_XINDEX entries replaced by their extended index."""
         import numpy as np
         shndx = self.symbols["st_shndx"].astype(np.uint32)
-        ext = self.symtab_shndx
-        if ext is not None:
+        span = self.symtab_shndx_span
+        if span is not None:
+            ext = np.frombuffer(self.data, "<u4", count=span[1], offset=span[0])
             if len(ext) < len(shndx):
                 self._fail(f"extended section index table has {len(ext)} entries, expected "
                            f"{len(shndx)} (one per symbol)")

@@ -22,7 +22,8 @@ _WILD = re.compile(r"[A-Za-z0-9_.$/\\~\-+:\[\]?*^!=]+")
 _NAME = re.compile(r"[A-Za-z0-9_.$/\\~\-*?\[\]!^]+")     # statement start: a name or keyword
 
 EXPR, WILD, NAME = "expr", "wild", "name"
-_MODES = {WILD: _WILD, NAME: _NAME}
+_MODES = {EXPR: (_EXPR_NAME, _NUMBER, _OPERATOR), WILD: (_WILD, _OPERATOR),
+          NAME: (_NAME, _OPERATOR)}
 
 
 class Lexer:
@@ -56,16 +57,8 @@ class Lexer:
             if not m:
                 raise self.error("unterminated string")
             return text[pos:m.end()], m.end()
-        if mode == EXPR:
-            for rx in (_EXPR_NAME, _NUMBER, _OPERATOR):
-                m = rx.match(text, pos)
-                if m:
-                    return m.group(), m.end()
-        else:
-            m = _MODES[mode].match(text, pos)
-            if m:
-                return m.group(), m.end()
-            m = _OPERATOR.match(text, pos)
+        for rx in _MODES[mode]:
+            m = rx.match(text, pos)
             if m:
                 return m.group(), m.end()
         raise self.error(f"unexpected character {text[pos]!r}")

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 
-
 from weaklink.errors import InputError, read_input
 from weaklink.read import lldmap
 from weaklink.read.linkmap import (CREF_HEADER, ArchiveInclusion, CommonSymbol, DiscardedSection,
@@ -54,19 +53,26 @@ def _archive_table(src: MapLines) -> tuple[ArchiveInclusion, ...]:
     return tuple(out)
 
 
-def _common_table(src: MapLines) -> tuple[CommonSymbol, ...]:
-    out, pending = [], None
-    rows = list(src.table_rows())
-    if rows and rows[0][1].startswith("Common symbol"):    # header, blank line, then rows
-        rows = rows[1:] + list(src.table_rows())
+def _table_fields(rows):
+    """(line index, fields) per row of a table whose first column may hold a name too long
+    for it: ld then prints the name alone and the row's other fields on the next line."""
+    pending = None
     for k, line in rows:
         parts = line.split()
         if pending is None and len(parts) == 1:
             pending = parts[0]
             continue
         if pending is not None:
-            parts = [pending, *parts]
-            pending = None
+            parts, pending = [pending, *parts], None
+        yield k, parts
+
+
+def _common_table(src: MapLines) -> tuple[CommonSymbol, ...]:
+    out = []
+    rows = list(src.table_rows())
+    if rows and rows[0][1].startswith("Common symbol"):    # header, blank line, then rows
+        rows = rows[1:] + list(src.table_rows())
+    for k, parts in _table_fields(rows):
         if len(parts) < 3:
             src.fail("expected 'SYMBOL SIZE FILE' in the common symbol table", k)
         out.append(CommonSymbol(parts[0], _int(parts[1], src, k), " ".join(parts[2:])))
@@ -74,16 +80,11 @@ def _common_table(src: MapLines) -> tuple[CommonSymbol, ...]:
 
 
 def _discarded_table(src: MapLines) -> tuple[DiscardedSection, ...]:
-    out, pending = [], None
-    for k, line in src.table_rows():
-        parts = line.split()
-        if line.strip().endswith("(size before relaxing)"):
-            continue                     # the pre-relaxation size of the row above
-        if len(parts) == 1 and pending is None:
-            pending = parts[0]
-            continue
-        if pending is not None:
-            parts, pending = [pending, *parts], None
+    out = []
+    # a "(size before relaxing)" line holds the pre-relaxation size of the row above
+    rows = ((k, line) for k, line in src.table_rows()
+            if not line.strip().endswith("(size before relaxing)"))
+    for k, parts in _table_fields(rows):
         if len(parts) < 4:
             src.fail("expected 'SECTION ADDRESS SIZE FILE' in discarded input sections", k)
         out.append(DiscardedSection(parts[0], _int(parts[1], src, k), _int(parts[2], src, k),

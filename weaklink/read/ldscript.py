@@ -45,8 +45,7 @@ class InputSectionRule(namedtuple("InputSectionRule",
 
 
 class Script:
-    """What a script says, as the parser meets it: outputs are the output section names,
-    in order."""
+    """What a script says, as the parser meets it."""
 
     def __init__(self, name: str, entry: str | None = None):
         self.name = name
@@ -56,7 +55,6 @@ class Script:
         self.search_dirs: list[str] = []
         self.assignments: list[Assignment] = []
         self.rules: list[InputSectionRule] = []
-        self.outputs: list[str] = []
 
 
 # -- the parser -----------------------------------------------------------------------------------
@@ -68,6 +66,8 @@ _IGNORED_CALLS = ("OUTPUT_FORMAT", "OUTPUT_ARCH", "TARGET", "OUTPUT", "REGION_AL
                   "NOCROSSREFS", "NOCROSSREFS_TO", "LD_FEATURE", "ASSERT", "FORCE_GROUP_ALLOCATION",
                   "INSERT")
 _DATA = ("BYTE", "SHORT", "LONG", "QUAD", "SQUAD", "FILL", "ASCIZ")
+_IGNORED_WORDS = ("CREATE_OBJECT_SYMBOLS", "CONSTRUCTORS", "FORCE_COMMON_ALLOCATION",
+                  "INHIBIT_COMMON_ALLOCATION")
 
 
 class Parser:
@@ -124,9 +124,7 @@ class Parser:
                 self.statement(None, in_sections=True)
         elif tok in _SKIP_BLOCKS and section is None:
             self._skip_balanced("{", "}")
-        elif tok in _IGNORED_CALLS or tok in _DATA or tok == "CREATE_OBJECT_SYMBOLS" \
-                or tok == "CONSTRUCTORS" or tok == "FORCE_COMMON_ALLOCATION" \
-                or tok == "INHIBIT_COMMON_ALLOCATION":
+        elif tok in _IGNORED_CALLS or tok in _DATA or tok in _IGNORED_WORDS:
             if lex.peek() == "(":
                 self._skip_balanced("(", ")")
             elif tok == "INSERT":
@@ -211,7 +209,7 @@ class Parser:
         name = unquote(name)
         if name == "OVERLAY":
             self._skip_until("{")
-            self._skip_balanced_body()
+            self._skip_balanced("{", "}")
             self._section_tail()
             return
         self._skip_until(":")                   # address, (NOLOAD) / (TYPE = …)
@@ -221,7 +219,6 @@ class Parser:
             if lex.peek() == "(" and t in ("AT", "ALIGN", "SUBALIGN", "ALIGN_WITH_INPUT"):
                 self._skip_balanced("(", ")")
         lex.expect("{", WILD)
-        self.s.outputs.append(name)
         while not lex.accept("}", NAME):
             self.statement(name)
         self._section_tail()
@@ -238,9 +235,6 @@ class Parser:
                     t = lex.take(WILD)
                     depth += (t == "(") - (t == ")")
 
-    def _skip_balanced_body(self):
-        self._skip_balanced("{", "}")
-
     def _section_tail(self):
         """`> REGION`, `AT> REGION`, `:PHDR`, `= FILL`, `,` after an output section."""
         lex = self.lex
@@ -251,10 +245,8 @@ class Parser:
                 if t == "AT":
                     lex.expect(">")
                 lex.take(WILD)
-            elif t is not None and t.startswith(">") and len(t) > 1:
-                lex.take(WILD)
-            elif t is not None and t.startswith(":") and len(t) > 1:
-                lex.take(WILD)
+            elif t == "," or (t is not None and len(t) > 1 and t[0] in ">:"):
+                lex.take(WILD)                  # `,`, `>REGION`, `:PHDR` as one token
             elif t == ":":
                 lex.take(WILD)
                 lex.take(WILD)
@@ -262,8 +254,6 @@ class Parser:
                 lex.take(WILD)
                 if t == "=":
                     Expr(lex, self.consts).parse()
-            elif t == ",":
-                lex.take(WILD)
             else:
                 return
 
@@ -286,10 +276,8 @@ class Parser:
             file = unquote(lex.take(WILD))
             lex.expect(")")
         sections: list[SectionPattern] = []
-        if lex.accept("(", WILD):
+        if lex.accept("(", WILD):               # optional: ld 2.40 accepts SORT(CONSTRUCTORS)
             sections = self._section_patterns()
-        if file in _SORTS and not sections:     # ld 2.40 accepts SORT(CONSTRUCTORS)
-            pass
         if keep:
             lex.expect(")", WILD)
         self.s.rules.append(InputSectionRule(file, excl, tuple(sections), keep, section))

@@ -20,7 +20,6 @@ from weaklink.read.elfstructs import (SHN_ABS, SHN_COMMON, SHN_LORESERVE, SHN_UN
 
 # Symbol kinds as the linker sees an incoming symbol (docs/linker-semantics.md §1.1).
 K_UNDEF, K_COMMON, K_DEFINED, K_ABS = 0, 1, 2, 3
-KIND_NAMES = ("undefined", "common", "defined", "absolute")
 
 _SYM = struct.Struct(S.struct_format(S.SYM_FIELDS))
 _REL = struct.Struct(S.struct_format(S.REL_FIELDS))
@@ -45,10 +44,9 @@ class ObjectFile:
     The global part of the symbol table is unpacked with struct in one call; the per-symbol
     pass is plain Python: objects hold few globals (see benchmarks/bench_link.py)."""
 
-    def __init__(self, elf: ElfFile, archive_offset: int | None = None):
+    def __init__(self, elf: ElfFile):
         self.elf = elf
         self.name = elf.name
-        self.archive_offset = archive_offset
         if elf.e_type != S.ET_REL:
             raise InputError(elf.name, f"ELF type {elf.e_type}, expected 1 (relocatable object)", 16)
         offset, count = elf.symtab_span
@@ -134,9 +132,9 @@ class ObjectFile:
         return self.elf.symtab_span[0] + i * S.SYM_SIZE
 
     @classmethod
-    def from_bytes(cls, data: bytes, name: str, archive_offset: int | None = None) -> "ObjectFile":
+    def from_bytes(cls, data: bytes, name: str) -> "ObjectFile":
         try:
-            return cls(ElfFile(data, name), archive_offset)
+            return cls(ElfFile(data, name))
         except (IndexError, ValueError, OverflowError, struct.error) as exc:
             # a table index or size that the field checks above do not cover
             raise InputError(name, f"corrupt ELF object: {exc}") from None
@@ -189,7 +187,7 @@ class ObjectFile:
             words = _words(self.elf.data, sh.sh_offset, sh.sh_size)
             if not words or not words[0] & S.GRP_COMDAT:
                 continue
-            out.append(ComdatGroup(self._group_signature(i), (i, *words[1:])))
+            out.append(ComdatGroup(self.group_signature(i), (i, *words[1:])))
         return tuple(out)
 
     @cached_property
@@ -197,7 +195,8 @@ class ObjectFile:
         """Input sections, their groups and relocation targets (for --gc-sections)."""
         return SectionTable(self)
 
-    def _group_signature(self, i: int) -> str:
+    def group_signature(self, i: int) -> str:
+        """The signature (symbol name) of SHT_GROUP section `i`."""
         sh = self.elf.shdrs[i]
         where = self.elf.shdr_offset(i)
         if sh.sh_link != self.elf.symtab_index:
@@ -276,9 +275,6 @@ class SectionTable:
         for i, (t, _, _, _, target) in enumerate(self._raw):
             if t in (S.SHT_REL, S.SHT_RELA):
                 self._rel.setdefault(target, []).append(i)
-
-    def group_signature(self, group: int) -> str:
-        return self.obj._group_signature(group)
 
     @cached_property
     def _global_row(self) -> dict[int, int]:

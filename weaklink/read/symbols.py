@@ -52,13 +52,15 @@ class SymbolColumns:
         """The rows of the [start, end) runs, in order (array slices: memcpy)."""
         if len(runs) == 1 and runs[0] == (0, len(self)):
             return self
-        out = []
-        for col in self:
-            new = array(col.typecode)
-            for a, b in runs:
-                new.extend(col[a:b])
-            out.append(new)
-        return SymbolColumns(*out)
+        return SymbolColumns(*(_take(col, runs) for col in self))
+
+
+def _take(col: array, runs: list[tuple[int, int]]) -> array:
+    """The items of the [start, end) runs of an array column, in order."""
+    new = array(col.typecode)
+    for a, b in runs:
+        new.extend(col[a:b])
+    return new
 
 
 class Symbol(namedtuple("Symbol", "index name binding type address size shndx")):
@@ -135,19 +137,25 @@ class SymbolLookup:
     def strtab(self) -> bytes:
         return self.elf.symbol_strtab
 
-    def cut_names(self, offsets, rows) -> list[bytes]:
-        """The NUL-terminated names at `offsets` (rows: .symtab indices, for errors). A name
-        running to the end of the table without its NUL ends there.
+    def _check_names(self, offsets, rows=None) -> None:
+        """Fail on the first name offset past .strtab (rows: the symbols' .symtab indices,
+        by default their positions in `offsets`)."""
+        limit = max(len(self.strtab), 1)
+        if len(offsets) and max(offsets) >= limit:
+            k = next(k for k, o in enumerate(offsets) if o >= limit)
+            row = k if rows is None else rows[k]
+            self._fail(f"symbol {row} name offset {offsets[k]} out of range "
+                       f"(string table has {len(self.strtab)} bytes)", self._symbol_offset(row))
+
+    def cut_names(self, offsets) -> list[bytes]:
+        """The NUL-terminated names at `offsets` (checked by _check_names). A name running
+        to the end of the table without its NUL ends there.
 
         ld writes a global's name to .strtab as it writes the symbol, so the names of
         consecutive rows are usually consecutive strings: those come from one bytes.split,
         checked against the offsets; where the chain breaks it restarts (bytes.find per name
         after a few restarts)."""
         table = self.strtab
-        if len(offsets) and max(offsets) >= max(len(table), 1):
-            k = next(k for k, o in enumerate(offsets) if o >= max(len(table), 1))
-            self._fail(f"symbol {rows[k]} name offset {offsets[k]} out of range "
-                       f"(string table has {len(table)} bytes)", self._symbol_offset(rows[k]))
         out: list[bytes] = []
         n, k, restarts = len(offsets), 0, 0
         while k < n and restarts < 8 and n - k >= 64:      # a split copies the table's tail
@@ -184,11 +192,7 @@ class SymbolLookup:
         if S.SHN_XINDEX in shndx:
             shndx = array("I", shndx)
             self._expand_xindex(shndx)
-        limit = max(len(self.strtab), 1)
-        if name and max(name) >= limit:
-            k = next(k for k, o in enumerate(name) if o >= limit)
-            self._fail(f"symbol {k} name offset {name[k]} out of range "
-                       f"(string table has {len(self.strtab)} bytes)", self._symbol_offset(k))
+        self._check_names(name)
         nsec = len(self.elf.shdrs)
         bad = [v for v in set(shndx) if nsec <= v < S.SHN_LORESERVE]
         if bad:
@@ -213,13 +217,7 @@ class SymbolLookup:
         """The columns of the .symtab rows whose mask byte is 1."""
         name, value, size, info, shndx = self._fields
         runs = _runs(mask)
-        out = []
-        for col in (name, value, size, shndx):
-            new = array(col.typecode)
-            for a, b in runs:
-                new.extend(col[a:b])
-            out.append(new)
-        name, value, size, shndx = out
+        name, value, size, shndx = (_take(col, runs) for col in (name, value, size, shndx))
         info = b"".join(info[a:b] for a, b in runs)
         index = array("I")
         for a, b in runs:
@@ -234,7 +232,7 @@ class SymbolLookup:
             raw = value.tobytes()
             value = array("I", (int.from_bytes(raw, "little") & int.from_bytes(mask, "little")
                                 ).to_bytes(len(raw), "little"))
-        names = self.cut_names(name, index)
+        names = self.cut_names(name)
         cols = SymbolColumns(index, name, array("I", map(len, names)),
                              array("B", info.translate(_BINDING)), array("B", info.translate(_TYPE)),
                              value, size, shndx, array("B", info))
@@ -299,7 +297,8 @@ class SymbolLookup:
     def symbol(self, index: int) -> Symbol:
         name, value, size, info, shndx = self._entry(index)
         binding, stype = info >> 4, info & 0xF
-        raw = self.cut_names([name], [index])[0]
+        self._check_names([name], [index])
+        raw = self.cut_names([name])[0]
         address = value & ~1 if stype == S.STT_FUNC else value
         return Symbol(index, raw.decode("utf-8", "replace"), binding, stype, address, size,
                       shndx)

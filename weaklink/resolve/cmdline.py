@@ -38,9 +38,9 @@ IGNORED_WITH_VALUE = frozenset("""
 --section-start --sort-section --target2 --sysroot --build-id --hash-style
 -plugin-opt --oformat -b --format -R --just-symbols -Y --stub-group-size --thumb-entry
 --vfp11-denorm-fix --fix-stm32l4xx-629360 --orphan-handling --exclude-libs
---print-memory-usage-file --dependency-file --error-handling-script --wrap-undefined
+--print-memory-usage-file --dependency-file --error-handling-script
 --image-base --max-cache-size --plugin-opt -a --retain-symbols-file
-""".split()) - {"--wrap-undefined"}
+""".split())
 ONE_LETTER_VALUE = ("-o", "-T", "-m", "-A", "-O", "-b", "-R", "-Y", "-a")
 UNSUPPORTED = {
     "-r": "relocatable links (-r) are not modelled",
@@ -59,6 +59,15 @@ class InputItem(namedtuple("InputItem", "kind arg whole value children lazy",
     assignments, at its place), 'group'. lazy: lld --start-lib ... --end-lib: an object
     loaded like a member; the number of its --start-lib block (0: not lazy)."""
     __slots__ = ()
+
+
+def flat(items):
+    """The items of a command line in order, with each group's children in its place."""
+    for item in items:
+        if item.kind == "group":
+            yield from flat(item.children)
+        else:
+            yield item
 
 
 class LinkOptions(namedtuple(
@@ -153,7 +162,7 @@ def _valued(st: _State, arg: str, args: list[str], i: int) -> int | None:
         if value is not None:
             act(value)
             return j
-    if arg in ("-z",) or arg.startswith("-z"):
+    if arg.startswith("-z"):
         value, j = option_value(arg, args, i, ("-z",))
         if value == "muldefs":
             st.muldefs = True
@@ -163,7 +172,7 @@ def _valued(st: _State, arg: str, args: list[str], i: int) -> int | None:
 
 
 def _flag(st: _State, arg: str) -> bool:
-    norm = "--" + arg.lstrip("-") if arg.startswith("-") else arg
+    norm = "--" + arg.lstrip("-")
     if arg in ("--start-group", "-("):
         if st.lib:
             raise UsageError("may not nest --start-group in --start-lib")

@@ -12,8 +12,9 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
+from weaklink.resolve.gcgraph import member_name
 from weaklink.resolve.result import (LINKER_SYMBOL_REDEFINED, MULTIPLE_DEFINITION,
                                      UNDEFINED_REFERENCE, LinkResult)
 
@@ -127,8 +128,8 @@ def _thin_aliases(lld: LinkResult) -> dict[str, str]:
     """GNU ld names a thin archive's member by its path (dir/m.o), lld as lib.a(m.o)."""
     out = {}
     for name in lld.loaded:
-        if name.endswith(")") and "(" in name:
-            archive, member = name[:-1].split("(", 1)
+        archive, member = member_name(name)
+        if member is not None:
             out[os.path.normpath(os.path.join(os.path.dirname(archive), member))] = name
     return out
 
@@ -150,16 +151,6 @@ def _wrapped(args: Sequence[str]) -> set[str]:
 
 
 def compare(gnu: LinkResult, lld: LinkResult, args: Sequence[str]) -> Comparison:
-    comparison = _compare(gnu, lld, args)
-    wrapped = _wrapped(args)
-    if not wrapped:
-        return comparison
-    diffs = tuple(Difference(d.kind, d.symbol, d.gnu, d.lld, f"{d.reason}; {WRAP}")
-                  if d.symbol in wrapped else d for d in comparison.differences)
-    return Comparison(gnu, lld, diffs)
-
-
-def _compare(gnu: LinkResult, lld: LinkResult, args: Sequence[str]) -> Comparison:
     order = _Order(args)
     diffs: list[Difference] = []
     alias = _thin_aliases(lld)
@@ -196,7 +187,9 @@ def _compare(gnu: LinkResult, lld: LinkResult, args: Sequence[str]) -> Compariso
             "both linkers keep the first definition they read, and they read the inputs in a "
             "different order")
         diffs.append(Difference("definition", name, g.file, lsym.file, why))
-    return Comparison(gnu, lld, tuple(diffs))
+    wrapped = _wrapped(args)
+    return Comparison(gnu, lld, tuple(replace(d, reason=f"{d.reason}; {WRAP}")
+                                      if d.symbol in wrapped else d for d in diffs))
 
 
 def _outcome_reason(gnu, lld, member_reason) -> str:

@@ -69,9 +69,7 @@ def uses_plugin(args: Sequence[str]) -> bool:
 def ld_command(argv: Sequence[str], cwd: str | None = None) -> tuple[list[str], bool]:
     """(ld arguments without plugin options, whether ld would load a plugin)."""
     argv = list(argv)
-    if argv and is_linker(argv[0]):
-        return strip_plugin_options(argv[1:]), uses_plugin(argv[1:])
-    full = _full_ld_arguments(argv, cwd)
+    full = argv[1:] if argv and is_linker(argv[0]) else _full_ld_arguments(argv, cwd)
     return strip_plugin_options(full), uses_plugin(full)
 
 

@@ -7,6 +7,7 @@ Sections are keys `file_id << 32 | section_index`."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from functools import cached_property
 
 from weaklink.read.elfstructs import SHT_GROUP
 from weaklink.read.objfile import SectionTable
@@ -63,6 +64,28 @@ class SectionGraph:
             for row in rows:
                 work += self.target(fid, row)
 
+    def mark_attached(self, attached: Callable[[object], bool]) -> None:
+        """Mark each `attached` section whose sh_link section is marked, repeated until none
+        is added (the ones marked may reach more through their own relocations)."""
+        marked, again = self.marked, True
+        while again:
+            again = False
+            for fid, t in enumerate(self.tables):
+                for sec in t.sections:
+                    k = key(fid, sec.index)
+                    if sec.link and attached(sec) and k not in marked \
+                            and key(fid, sec.link) in marked:
+                        self.mark(k)
+                        again = True
+
+    @cached_property
+    def by_name(self) -> dict[str, list[int]]:
+        """Section name -> every section so called (a `__start_NAME` reference keeps them)."""
+        out: dict[str, list[int]] = {}
+        for fid, t in enumerate(self.tables):
+            for sec in t.sections:
+                out.setdefault(sec.name, []).append(key(fid, sec.index))
+        return out
 
 
 def member_name(path: str) -> tuple[str, str | None]:

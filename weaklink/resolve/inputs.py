@@ -1,6 +1,6 @@
 """Opening link inputs the way both linkers do: a path relative to the working directory,
-`-lNAME` searched along the -L directories, and each archive read once per path (a group
-rescans the same archive; naming it twice reuses what was read).
+`-lNAME` searched along the -L directories, and each archive and -T script read once per path
+(a group rescans the same archive; naming it twice reuses what was read).
 
 Archives of MAP_FROM bytes or more are mapped read-only instead of read (newlib's libc.a and
 libgcc.a are 5 and 10 MB, and a link reads only their index and the members it extracts).
@@ -17,6 +17,7 @@ from collections import namedtuple
 from weaklink.errors import InputError
 from weaklink.read.archive import Archive, is_archive
 from weaklink.resolve.cmdline import InputItem
+from weaklink.resolve.script import ScriptSymbols, find_file, read_script
 
 MAP_FROM = 1 << 20
 
@@ -44,11 +45,19 @@ class InputFiles:
         self.cwd = cwd
         self.wording = wording
         self.archives: dict[str, Archive] = {}
+        self.scripts: dict[str, ScriptSymbols] = {}
 
     def fs(self, path: str) -> str:
         """Where to open `path`: relative to `cwd` (names stay as given, as the linkers print
         them)."""
         return os.path.join(self.cwd, path) if self.cwd else path
+
+    def script(self, path: str) -> ScriptSymbols:
+        """A -T script: found as given, else along the -L directories (script.find_file)."""
+        if path not in self.scripts:
+            found = find_file(path, self.search_dirs, self.fs) or path
+            self.scripts[path] = read_script(found, self.search_dirs, self.fs)
+        return self.scripts[path]
 
     def locate(self, item: InputItem) -> str:
         if item.kind == "file":

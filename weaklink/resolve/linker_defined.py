@@ -7,6 +7,7 @@ from weaklink.read import elfstructs as S
 from weaklink.resolve.gcgraph import member_name
 from weaklink.resolve.script import rule_matches
 
+START_STOP = ("__start_", "__stop_")
 GOT_SYMBOL = "_GLOBAL_OFFSET_TABLE_"
 GOT_SECTION = ".got"
 TLS_BASE = "_TLS_MODULE_BASE_"
@@ -21,6 +22,12 @@ GOT_RELOCATIONS = (R_ARM_GOTOFF32, R_ARM_BASE_PREL, R_ARM_GOT_BREL, R_ARM_TLS_GO
 # bytes.translate table: a relocation type byte -> 1 for the GOT-making ones, else 0
 _GOT_TYPE = bytes(int(t in GOT_RELOCATIONS) for t in range(256))
 _REL_TYPES = (S.SHT_REL, S.SHT_RELA)
+
+
+def start_stop_section(name: str) -> str:
+    """SEC, for a `__start_SEC` or `__stop_SEC` name."""
+    return name[len("__start_"):] if name.startswith("__start_") else name[len("__stop_"):]
+
 
 def _checked_relocations(obj, dead: frozenset) -> list:
     """The relocation sections (elf.Shdr) of an object that ld's check_relocs reads: those
@@ -55,6 +62,7 @@ def got_owner(objects, dead: dict) -> int | None:
         if _needs_got(obj, sections):
             return dynobj
     return None
+
 
 def output_section(scripts, path: str, member: str | None, section: str) -> str:
     """The output section an input section goes to: the first script rule that matches it,

@@ -45,10 +45,8 @@ class ScriptSymbols(namedtuple("ScriptSymbols", "name entry extern provide assig
 def _from_script(s: ldscript.Script) -> ScriptSymbols:
     provide = tuple(dict.fromkeys(a.name for a in s.assignments if a.provide))
     assigned = tuple(dict.fromkeys(a.name for a in s.assignments if not a.provide))
-    values, aliases = {}, {}
-    for a in s.assignments:
-        values[a.name] = a.value
-        aliases[a.name] = a.alias
+    values = {a.name: a.value for a in s.assignments}
+    aliases = {a.name: a.alias for a in s.assignments}          # the last assignment's
     return ScriptSymbols(s.name, s.entry, tuple(s.extern), provide, assigned, values,
                          tuple(s.inputs), tuple(s.rules), tuple(s.search_dirs),
                          {k: v for k, v in aliases.items() if v})

@@ -39,8 +39,7 @@ class Wrap:
 
     def originals(self, renamed: str) -> tuple[str, ...]:
         """The names an undefined reference may have had in its object to land on `renamed`."""
-        out = [renamed] if renamed not in self.symbols and not (
-            renamed.startswith(REAL_PREFIX) and renamed[len(REAL_PREFIX):] in self.symbols) else []
+        out = [renamed] if self.rename(renamed) == renamed else []
         if renamed.startswith(WRAP_PREFIX) and renamed[len(WRAP_PREFIX):] in self.symbols:
             out.append(renamed[len(WRAP_PREFIX):])
         if renamed in self.symbols:

@@ -19,10 +19,8 @@ def link(args: Sequence[str], *, cref: bool = False, trace: Sequence[str] = (),
          plugin: bool = False) -> LinkResult:
     """Model `arm-none-eabi-ld ARGS` (weaklink.resolve.link with flavor "gnu")."""
     opts = cmdline.parse(list(map(str, args)))
-    if cref and not opts.cref:
-        opts = opts._replace(cref=True)
-    if plugin and not opts.plugin:           # collect2 loads the LTO plugin (compiler_driver)
-        opts = opts._replace(plugin=True)
+    # plugin: collect2 loads the LTO plugin (compiler_driver)
+    opts = opts._replace(cref=opts.cref or cref, plugin=opts.plugin or plugin)
     traced = tuple(dict.fromkeys([*opts.trace, *trace]))
     with no_gc():
         state = Linker(opts, watch=frozenset(why_not), cwd=None if cwd is None else str(cwd)).run()

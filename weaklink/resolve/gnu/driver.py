@@ -19,11 +19,11 @@ from weaklink.read.elfstructs import ELF_MAGIC
 from weaklink.read.objfile import K_COMMON, K_UNDEF, ObjectFile
 from weaklink.resolve.gnu import linker_defined
 from weaklink.resolve.gnu import rules as R
-from weaklink.resolve.cmdline import InputItem, LinkOptions
+from weaklink.resolve.cmdline import InputItem, LinkOptions, flat
 from weaklink.resolve.comdat import discard_copies
 from weaklink.resolve.gnu.default_script import default_script
 from weaklink.resolve.inputs import GNU_WORDING, InputFiles
-from weaklink.resolve.script import ScriptSymbols, find_file, parse_script, read_script
+from weaklink.resolve.script import ScriptSymbols, find_file, parse_script
 from weaklink.resolve.wrap import Wrap
 
 
@@ -76,6 +76,7 @@ class Linker:
                            wrap=Wrap(opts.wrap))
         self.inputs = InputFiles(opts.search_dirs, cwd, GNU_WORDING)
         self._fs = self.inputs.fs
+        self._script = self.inputs.script
 
     # -- passes, in the order ld runs them -----------------------------------------------------
     def run(self) -> LinkState:
@@ -86,24 +87,21 @@ class Linker:
         if self.s.default is not None:            # ld parses its built-in script last
             self._apply_script(self.s.default)
         self._provide(self.s.provide)             # final pass: PROVIDE for undefined names
-        self._reassign(self.s.opts.inputs)        # lang_do_assignments: --defsym wins at the end
+        for item in flat(self.s.opts.inputs):     # lang_do_assignments: --defsym wins at the end
+            if item.kind in ("defsym", "script"):
+                self._assign(item)
         if self.s.default is not None:
             self._apply_script(self.s.default)
         linker_defined.define_start_stop(self.s)
         return self.s
 
-    def _reassign(self, items):
-        for item in items:
-            if item.kind == "group":
-                self._reassign(item.children)
-            elif item.kind == "defsym":
-                self._defsym(item)
-            elif item.kind == "script":
-                self._apply_script(self._script(item.arg))
-
-    def _defsym(self, item: InputItem):
-        self.s.table.assign(self.s.table.get(item.arg), item.value)
-        self.s.assigned_by[item.arg] = ("absolute", item.value)
+    def _assign(self, item: InputItem):
+        """A --defsym, or a -T script's assignments, where the item sits."""
+        if item.kind == "defsym":
+            self.s.table.assign(self.s.table.get(item.arg), item.value)
+            self.s.assigned_by[item.arg] = ("absolute", item.value)
+        else:
+            self._apply_script(self._script(item.arg))
 
     def _enter_roots(self):
         opts, table = self.s.opts, self.s.table
@@ -119,14 +117,6 @@ class Linker:
             table.root(table.get(name))
         self.s.roots, self.s.entry = tuple(roots), entry
         self.s.provide = tuple((p, sc.values.get(p)) for sc in scripts for p in sc.provide)
-
-    def _script(self, path: str):
-        cache = self.__dict__.setdefault("_scripts", {})
-        if path not in cache:
-            dirs = self.s.opts.search_dirs
-            found = find_file(path, dirs, self._fs) or path
-            cache[path] = read_script(found, dirs, self._fs)
-        return cache[path]
 
     def _apply_script(self, sc):
         """A script's assignments where it sits; a PROVIDE there only for a name that is
@@ -175,17 +165,12 @@ class Linker:
         for item in items:
             if item.kind == "group":
                 self._group(item.children)
-            elif item.kind == "defsym":
-                self._defsym(item)
+            elif item.kind in ("defsym", "script"):   # -T: its assignments, at its place
+                self._assign(item)
                 if rescan is not None:
                     rescan.append(item)
-            elif item.kind == "script":               # -T: its assignments, at its place
-                sc = self._script(item.arg)
-                self._apply_script(sc)
-                if rescan is not None:
-                    rescan.append(item)
-                if sc.inputs:
-                    self._script_inputs(sc, rescan)
+                if item.kind == "script" and self._script(item.arg).inputs:
+                    self._script_inputs(self._script(item.arg), rescan)
             else:
                 inst = self._open(item)
                 if rescan is not None and inst is not None and not inst.whole:
@@ -204,10 +189,8 @@ class Linker:
             for step in rescan:
                 if isinstance(step, ArchiveInstance):
                     self._scan(step)
-                elif step.kind == "script":
-                    self._apply_script(self._script(step.arg))
                 else:
-                    self._defsym(step)
+                    self._assign(step)
 
     # -- files ------------------------------------------------------------------------------------
     def _open(self, item: InputItem) -> ArchiveInstance | None:

@@ -20,7 +20,6 @@ Reasons (keys are stable, for JSON; § = docs/linker-semantics.md):
 """
 from __future__ import annotations
 
-
 from weaklink.demangle import demangle, unqualified
 from weaklink.read.objfile import K_COMMON, K_UNDEF
 from weaklink.resolve.gnu import rules as R
@@ -38,14 +37,7 @@ def _state_at(sym: R.Sym, seq: int) -> tuple[int, int]:
     return state, file
 
 
-def _first_strong_ref(s: LinkState, sym: R.Sym) -> int:
-    for t, st, f in sym.history or ():
-        if st == R.UNDEF:
-            return t
-    return -1
-
-
-def _member_reason(s: LinkState, sym: R.Sym, scan_seq: int, obj) -> tuple[str, str]:
+def _member_reason(s: LinkState, sym: R.Sym, scan_seq: int) -> tuple[str, str]:
     name = sym.name
     state, owner = _state_at(sym, scan_seq)
     who = s.files[owner] if owner >= 0 else "the linker"
@@ -59,14 +51,14 @@ def _member_reason(s: LinkState, sym: R.Sym, scan_seq: int, obj) -> tuple[str, s
     if state == R.COMMON:
         return ("common-needs-data", f"{name} was a common (from {who}); a common only pulls a "
                 "member that defines it as global, non-function data")
-    first = _first_strong_ref(s, sym)
+    first = next((t for t, st, _ in sym.history or () if st == R.UNDEF), -1)  # first strong ref
     if first > scan_seq:
         return ("archive-order", "the archive was searched before the first reference to "
                 f"{name}; list it after the referencing file or use --start-group/--end-group")
     return "never-referenced", f"{name} was never referenced"
 
 
-def _loaded_reason(s: LinkState, sym: R.Sym, fid: int, kind: int, weak: bool) -> tuple[str, str]:
+def _loaded_reason(s: LinkState, sym: R.Sym, kind: int, weak: bool) -> tuple[str, str]:
     winner = s.files[sym.file] if sym.file >= 0 else "the linker"
     if kind == K_COMMON:
         if sym.state == R.COMMON:
@@ -90,9 +82,9 @@ def why_not(s: LinkState, name: str) -> list[WhyNot]:
         i = obj.by_name.get(name)
         if i is None or fid == sym.file:
             continue
-        _, kind, weak, *_ = obj.rows[i]
-        if kind != K_UNDEF and not (fid in s.dead and obj.rows[i][4] in s.dead[fid]):
-            reason, detail = _loaded_reason(s, sym, fid, kind, weak)
+        _, kind, weak, _, shndx, _ = obj.rows[i]
+        if kind != K_UNDEF and not (fid in s.dead and shndx in s.dead[fid]):
+            reason, detail = _loaded_reason(s, sym, kind, weak)
             out.append(WhyNot(name, s.files[fid], reason, detail))
     seen = set()
     for inst in s.instances:                       # archive members never pulled
@@ -102,7 +94,7 @@ def why_not(s: LinkState, name: str) -> list[WhyNot]:
             if off in inst.loaded or key in seen or inst.whole:
                 continue
             seen.add(key)
-            reason, detail = _member_reason(s, sym, inst.last_scan_seq, None)
+            reason, detail = _member_reason(s, sym, inst.last_scan_seq)
             out.append(WhyNot(name, ar.display_name(ar.member(off)), reason, detail))
     out += near_misses(s, name)
     if s.wrap and name in s.wrap.symbols and sym.file >= 0:

@@ -33,15 +33,17 @@ arm-none-eabi-ld 2.40 (tests/link/test_gc.py):
 """
 from __future__ import annotations
 
+from functools import cached_property
+
 from weaklink.read import elfstructs as S
 from weaklink.read.objfile import K_UNDEF
 from weaklink.resolve.gcgraph import COMMON, SectionGraph, key, member_name
 from weaklink.resolve.gnu import rules as R
+from weaklink.resolve.linker_defined import START_STOP, start_stop_section
 from weaklink.resolve.script import RuleSet
 
 _DEBUG_PREFIXES = (".debug", ".gnu.debuglto_.debug_", ".gnu.linkonce.wi.", ".zdebug", ".line",
                    ".stab")
-_START, _STOP = "__start_", "__stop_"
 
 
 def _linked_to(sec) -> int:
@@ -55,13 +57,12 @@ class GnuGc:
         self.tables = [obj.section_table for obj in s.objects]
         self.graph = SectionGraph(self.tables, self._target,
                                   follow=lambda sec: sec.name != ".eh_frame")
-        self._by_name: dict[str, list[int]] | None = None
 
     # -- symbol → section ---------------------------------------------------------------------------
     def _definition(self, name: str, depth: int = 0) -> list[int]:
         sym = self.s.table.syms.get(name)
         if sym is not None and sym.file < 0 and depth < 8:   # `x = bar;` in a script: x
-            alias = self._aliases().get(name)              # lives in bar's section (measured)
+            alias = self._aliases.get(name)                # lives in bar's section (measured)
             if alias and self.s.assigned_by.get(name, ("",))[0] == "script":
                 return self._definition(alias, depth + 1)
         if sym is None or sym.file < 0 or sym.absolute:
@@ -72,10 +73,9 @@ class GnuGc:
             return []
         return [key(sym.file, sym.shndx)]
 
+    @cached_property
     def _aliases(self) -> dict[str, str]:
-        if not hasattr(self, "_alias_map"):
-            self._alias_map = {k: v for sc in self.s.scripts for k, v in sc.aliases.items()}
-        return self._alias_map
+        return {k: v for sc in self.s.scripts for k, v in sc.aliases.items()}
 
     def _target(self, fid: int, row: int) -> list[int]:
         s = self.s
@@ -84,18 +84,9 @@ class GnuGc:
         if (kind == K_UNDEF or (dead and shndx in dead)) and s.wrap:
             name = s.wrap.rename(name)
         found = self._definition(name)
-        if found or not name.startswith((_START, _STOP)):
+        if found or not name.startswith(START_STOP):
             return found
-        sec = name[len(_START):] if name.startswith(_START) else name[len(_STOP):]
-        return self._sections_named(sec)
-
-    def _sections_named(self, name: str) -> list[int]:
-        if self._by_name is None:
-            self._by_name = {}
-            for fid, t in enumerate(self.tables):
-                for sec in t.sections:
-                    self._by_name.setdefault(sec.name, []).append(key(fid, sec.index))
-        return self._by_name.get(name, [])
+        return self.graph.by_name.get(start_stop_section(name), [])
 
     # -- the passes ---------------------------------------------------------------------------------
     def run(self) -> None:
@@ -136,16 +127,8 @@ class GnuGc:
                 if (debug or not (sec.flags & S.SHF_ALLOC or relocated)) \
                         and not sec.group and not _linked_to(sec):
                     marked.add(key(fid, sec.index))
-        again = True
-        while again:                              # elf32_arm_gc_mark_extra_sections
-            again = False
-            for fid, t in enumerate(self.tables):
-                for sec in t.sections:
-                    k = key(fid, sec.index)
-                    if sec.type == S.SHT_ARM_EXIDX and sec.link and k not in marked \
-                            and key(fid, sec.link) in marked:
-                        g.mark(k)
-                        again = True
+        # elf32_arm_gc_mark_extra_sections: the .ARM.exidx sections of marked text
+        g.mark_attached(lambda sec: sec.type == S.SHT_ARM_EXIDX)
 
     def _sweep(self):
         s, marked = self.s, self.graph.marked
@@ -177,7 +160,7 @@ class GnuGc:
     @staticmethod
     def _shown(t, sec) -> str:
         """bfd's %pA: a group member is printed as NAME[SIGNATURE]."""
-        return f"{sec.name}[{t.group_signature(sec.group)}]" if sec.group else sec.name
+        return f"{sec.name}[{t.obj.group_signature(sec.group)}]" if sec.group else sec.name
 
 
 def collect(s) -> None:

@@ -33,8 +33,8 @@ from __future__ import annotations
 
 from weaklink.read import elfstructs as S
 from weaklink.resolve.gnu import rules as R
-from weaklink.resolve.linker_defined import (GOT_SECTION, GOT_SYMBOL, SHF_TLS, TLS_BASE, got_owner,
-                                             start_stop_sections)
+from weaklink.resolve.linker_defined import (GOT_SECTION, GOT_SYMBOL, SHF_TLS, START_STOP, TLS_BASE,
+                                             got_owner, start_stop_section, start_stop_sections)
 
 
 def define_got(state) -> None:
@@ -46,7 +46,6 @@ def define_got(state) -> None:
     sym = table.get(GOT_SYMBOL)
     sym.notices.append(owner << 2 | R.N_DEF)
     table._own(sym, R.DEFINED, owner, 0, 0, 0, False)
-    sym.script_def = R.SCRIPT_NONE
     state.linker_defined[GOT_SYMBOL] = (owner, GOT_SECTION)
 
 
@@ -74,12 +73,10 @@ def define_start_stop(state) -> None:
     """ldlang.c lang_init_start_stop / bfd_elf_define_start_stop: an undefined
     `__start_SEC` or `__stop_SEC` is defined by ld when the link has an output section SEC."""
     table = state.table
-    wanted = [n for n in table.syms if n.startswith(("__start_", "__stop_"))
-              and table.syms[n].state in (R.UNDEF, R.UNDEFWEAK)]
-    if not wanted:
+    sections = {n: start_stop_section(n) for n, sym in table.syms.items()
+                if n.startswith(START_STOP) and sym.state in (R.UNDEF, R.UNDEFWEAK)}
+    if not sections:
         return
-    sections = {n: n[len("__start_"):] if n.startswith("__start_") else n[len("__stop_"):]
-                for n in wanted}
     found = start_stop_sections(list(zip(state.files, state.objects)), state.scripts,
                                 set(sections.values()))
     for n, sec in sections.items():

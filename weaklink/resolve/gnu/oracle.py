@@ -77,7 +77,6 @@ def parse_ld_stderr(text: str) -> tuple[frozenset, tuple[str, ...], frozenset]:
     return frozenset(errors), tuple(trace), frozenset(more)
 
 
-
 def parse_gc_lines(text: str) -> tuple[tuple[str, str], ...]:
     """--print-gc-sections lines → ((file, section), ...) in ld's order."""
     return tuple((m.group(2), m.group(1)) for line in text.splitlines()

@@ -39,8 +39,7 @@ def symbol_info(s: LinkState, sym: R.Sym) -> SymbolInfo:
     if st == R.UNDEFWEAK:                          # resolves to 0 (docs/linker-semantics.md §1.2)
         return SymbolInfo("undefined-weak", None, 0, None)
     if st == R.COMMON:
-        return SymbolInfo("common", file, sym.size, "COMMON", None,
-                          not (s.collected.get(sym.file) and 0xFFF2 in s.collected[sym.file]))
+        return SymbolInfo("common", file, sym.size, "COMMON", None, _kept(s, sym))  # shndx: COMMON
     if sym.absolute and sym.file < 0:
         how, value = s.assigned_by.get(sym.name, ("absolute", sym.value))
         return SymbolInfo(how, None, 0, "*ABS*" if how == "absolute" else None, value)

@@ -34,10 +34,9 @@ test in tests/link/test_rules.py (docs/linker-semantics.md §1.2, §2.1, §7).
 """
 from __future__ import annotations
 
-from weaklink.read.objfile import K_ABS, K_COMMON, K_DEFINED, K_UNDEF
+from weaklink.read.objfile import K_COMMON, K_UNDEF
 
 NEW, UNDEF, UNDEFWEAK, DEFWEAK, DEFINED, COMMON = range(6)
-STATE_NAMES = ("new", "undefined", "undefined-weak", "weak", "global", "common")
 
 # How a --defsym / script assignment holds a name (SymbolTable.assign)
 SCRIPT_NONE, SCRIPT_SOFT, SCRIPT_HARD = 0, 1, 2
@@ -200,8 +199,3 @@ def member_wanted(sym: Sym | None, defines_global_data) -> bool:
     if sym.state == COMMON:
         return defines_global_data()
     return False
-
-
-__all__ = ["Sym", "SymbolTable", "member_wanted", "NEW", "UNDEF", "UNDEFWEAK", "DEFWEAK",
-           "DEFINED", "COMMON", "STATE_NAMES", "N_REF", "N_DEF", "N_COMMON",
-           "K_UNDEF", "K_COMMON", "K_DEFINED", "K_ABS"]

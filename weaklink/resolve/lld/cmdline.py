@@ -27,7 +27,6 @@ class LldOptions:
     warn_backrefs: bool = False
     backrefs_exclude: tuple[str, ...] = ()
     error_limit: int = DEFAULT_ERROR_LIMIT
-    fortran_common: bool = False
     wrap: tuple[str, ...] = ()      # --wrap=SYM, in order, without repeats
 
 
@@ -76,4 +75,4 @@ def parse(args: list[str]) -> LldOptions:
         raise UsageError("--fortran-common is not modelled (LLVM 16 defaults to "
                          "--no-fortran-common)")
     return LldOptions(cmdline.parse(rest, lld=True), why, backrefs, tuple(exclude), limit,
-                      fortran, tuple(dict.fromkeys(wrap)))
+                      tuple(dict.fromkeys(wrap)))

@@ -25,14 +25,14 @@ from weaklink.errors import InputError, UsageError
 from weaklink.read.archive import Archive
 from weaklink.read.elfstructs import ELF_MAGIC, SHN_ABS as ABS
 from weaklink.read.objfile import K_COMMON, K_UNDEF, ObjectFile
-from weaklink.resolve.cmdline import InputItem
+from weaklink.resolve.cmdline import InputItem, flat
 from weaklink.resolve.comdat import discard_copies
 from weaklink.resolve.inputs import LLD_WORDING, InputFiles
 from weaklink.resolve.lld import rules as R
 from weaklink.resolve.lld.cmdline import LldOptions
 from weaklink.resolve.lld.gc import LldGc
 from weaklink.resolve.lld.linker_defined import lld_reserve
-from weaklink.resolve.script import find_file, parse_script, read_script
+from weaklink.resolve.script import parse_script
 
 
 @dataclass
@@ -98,7 +98,6 @@ class LldLinker:
         self.s.table.on_defined_lazy = lambda sym: self.s.backrefs.pop(sym.name, None)
         self.inputs = InputFiles(opts.ld.search_dirs, cwd, LLD_WORDING)
         self._fs = self.inputs.fs
-        self._scripts: dict[str, object] = {}
         self.next_group = 0
         self.in_group = False
 
@@ -206,7 +205,7 @@ class LldLinker:
                 raise InputError(path, "unknown file type", 0)
             sc = _no_inputs(parse_script(data.decode("utf-8", "replace"), path,  # implicit
                                          self.s.opts.ld.search_dirs, self._fs))
-            self._scripts[path] = sc
+            self.inputs.scripts[path] = sc
             for name in sc.extern:
                 sym = self.s.table.get(name)
                 sym.kind, sym.referenced = sym.kind or R.UNDEF, True
@@ -234,11 +233,7 @@ class LldLinker:
         else:
             entries = [(m.offset, r[0]) for m in ar.members()
                        for r in ar.object(m.offset).rows if r[1] != K_UNDEF]
-        saved, self.in_group = self.in_group, True
         gid = self._group_id()
-        self.in_group = saved
-        if not saved:
-            self.next_group += 1
         lazies, table = self.s.lazies, self.s.table
         syms, pending, lazy = table.syms, table.pending, table.lazy
         prev, lid, done = -1, -1, False
@@ -328,18 +323,13 @@ class LldLinker:
             syms[d[0]].absolute and d[3] == ABS and d[4] and d[4] == syms[d[0]].value)]
 
     def _script(self, path: str):
-        sc = self._scripts.get(path)
-        if sc is None:
-            dirs = self.s.opts.ld.search_dirs
-            where = find_file(path, dirs, self._fs) or path
-            sc = self._scripts[path] = _no_inputs(read_script(where, dirs, self._fs))
-        return sc
+        return _no_inputs(self.inputs.script(path))
 
     def _declare_symbols(self, items, scripts):
         """--defsym and script assignments in command-line order, then PROVIDE for names that
         exist and are not defined (a lazy name counts as not defined)."""
         table, swap = self.s.table, self.s.swap
-        for item in _flatten(items):
+        for item in flat(items):
             if item.kind == "defsym":
                 values = {item.arg: item.value}
             elif item.kind == "script":
@@ -362,14 +352,6 @@ class LldLinker:
                 if name in table.pending or (sym is None and name in traced) or (
                         sym is not None and sym.kind in (R.NEW, R.UNDEF, R.LAZY)):
                     table.assign(table.get(name), 0, evaluated=False)
-
-
-def _flatten(items):
-    for item in items:
-        if item.kind == "group":
-            yield from _flatten(item.children)
-        else:
-            yield item
 
 
 def _no_inputs(sc):

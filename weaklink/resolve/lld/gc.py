@@ -19,12 +19,12 @@ from __future__ import annotations
 
 from weaklink.read import elfstructs as S
 from weaklink.resolve.gcgraph import COMMON, SectionGraph, key, member_name
+from weaklink.resolve.linker_defined import START_STOP, start_stop_section
 from weaklink.resolve.lld import rules as R
 from weaklink.resolve.script import RuleSet
 
 _RESERVED_TYPES = (S.SHT_INIT_ARRAY, S.SHT_FINI_ARRAY, S.SHT_PREINIT_ARRAY)
 _RESERVED_PREFIXES = (".ctors", ".dtors", ".init", ".fini", ".jcr")
-_START, _STOP = "__start_", "__stop_"
 INIT, FINI = "_init", "_fini"
 
 
@@ -34,7 +34,6 @@ class LldGc:
         self.scripts = scripts
         self.tables = [f.obj.section_table for f in s.files]
         self.graph = SectionGraph(self.tables, self._target)
-        self._by_name: dict[str, list[int]] | None = None
 
     def _definition(self, name: str) -> list[int]:
         sym = self.s.table.syms.get(name)
@@ -50,15 +49,10 @@ class LldGc:
         name = self.s.files[fid].obj.rows[row][0]
         name = self.s.swap.get(name, name)
         found = self._definition(name)
-        if found or not name.startswith((_START, _STOP)):
+        if found or not name.startswith(START_STOP):
             return found
-        sec = name[len(_START):] if name.startswith(_START) else name[len(_STOP):]
-        if self._by_name is None:
-            self._by_name = {}
-            for f, t in enumerate(self.tables):
-                for x in t.sections:
-                    self._by_name.setdefault(x.name, []).append(key(f, x.index))
-        return self._by_name.get(sec, []) if sec.isidentifier() else []
+        sec = start_stop_section(name)
+        return self.graph.by_name.get(sec, []) if sec.isidentifier() else []
 
     def run(self) -> "LldGc":
         s, g = self.s, self.graph
@@ -76,23 +70,8 @@ class LldGc:
                         or sec.name.startswith(_RESERVED_PREFIXES) \
                         or (keeps and keeps.matches(path, member, sec.name)):
                     g.mark(key(fid, sec.index))
-        self._dependents()
+        g.mark_attached(lambda sec: sec.flags & S.SHF_LINK_ORDER)   # live with their section
         return self
-
-    def _dependents(self):
-        """SHF_LINK_ORDER sections live with the section they are attached to (repeated:
-        their own relocations may make more sections live)."""
-        g, marked = self.graph, self.graph.marked
-        again = True
-        while again:
-            again = False
-            for fid, t in enumerate(self.tables):
-                for sec in t.sections:
-                    k = key(fid, sec.index)
-                    if sec.flags & S.SHF_LINK_ORDER and sec.link and k not in marked \
-                            and key(fid, sec.link) in marked:
-                        g.mark(k)
-                        again = True
 
     def live(self, fid: int, index: int) -> bool:
         sec = self.tables[fid].by_index.get(index)

@@ -2,7 +2,8 @@
 addOptionalRegular; measured with ld.lld-16)."""
 from __future__ import annotations
 
-from weaklink.resolve.linker_defined import GOT_SECTION, GOT_SYMBOL, start_stop_sections
+from weaklink.resolve.linker_defined import (GOT_SECTION, GOT_SYMBOL, START_STOP,
+                                             start_stop_section, start_stop_sections)
 from weaklink.resolve.lld import rules as L
 
 # Measured with ld.lld-16 (arm), with no script, with a -T script with SECTIONS and with one
@@ -31,8 +32,7 @@ def lld_reserve(state, scripts) -> list[tuple[str, str, str]]:
         return [(GOT_SYMBOL, name, LLD_GOT_ERROR.format(file=name, name=GOT_SYMBOL))]
     sections = any(sc.rules for sc in scripts)
     wanted = [GOT_SYMBOL, *LLD_ALWAYS, *(() if sections else LLD_WITHOUT_SECTIONS)]
-    start_stop = {n: n.split("_", 3)[-1] for n in table.syms
-                  if n.startswith(("__start_", "__stop_"))}
+    start_stop = {n: start_stop_section(n) for n in table.syms if n.startswith(START_STOP)}
     if start_stop:
         found = start_stop_sections([(f.name, f.obj) for f in state.files], scripts,
                                     set(start_stop.values()))

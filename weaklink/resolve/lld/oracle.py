@@ -15,7 +15,8 @@ import re
 import shutil
 import subprocess
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 import numpy as np
@@ -76,7 +77,6 @@ class LldRun:
     diags: tuple[LldDiag, ...]
     why_extract: list | None          # [(reference, member, symbol)], None when not written
     image: Path | None
-    _elf: ElfFile | None = field(default=None, repr=False)
 
     @property
     def ok(self) -> bool:
@@ -90,11 +90,10 @@ class LldRun:
     def warnings(self) -> list[LldDiag]:
         return [d for d in self.diags if d.severity == "warning"]
 
-    @property
+    @cached_property
     def elf(self) -> ElfFile | None:
-        if self._elf is None and self.image is not None and self.image.exists():
-            self._elf = ElfFile.from_path(self.image)
-        return self._elf
+        linked = self.image is not None and self.image.exists()
+        return ElfFile.from_path(self.image) if linked else None
 
 
 def parse_stderr(text: str) -> tuple[LldDiag, ...]:

@@ -16,7 +16,6 @@ from weaklink.resolve.result import (ENTRY_NOT_FOUND, LINKER_SYMBOL_REDEFINED,
 BACKWARD_REFERENCE = "backward-reference"        # --warn-backrefs warnings
 WHY_EXTRACT_HEADER = "reference\textracted\tsymbol"
 INTERNAL = "<internal>"                          # lld's name for -u as a reference
-TOO_MANY = "too many errors emitted, stopping now (use --error-limit=0 to see all errors)"
 
 
 def symbol_info(s: LldState, sym: R.Sym) -> SymbolInfo | None:
@@ -45,11 +44,8 @@ def symbol_info(s: LldState, sym: R.Sym) -> SymbolInfo | None:
 
 
 def symbols(s: LldState) -> dict[str, SymbolInfo]:
-    out = {}
-    for name, sym in s.table.syms.items():
-        info = symbol_info(s, sym)
-        if info is not None:
-            out[name] = info
+    out = {name: info for name, sym in s.table.syms.items()
+           if (info := symbol_info(s, sym)) is not None}
     for name, to in s.swap.items():
         if to.startswith("__wrap_") and name in out and out[name].binding == "common" \
                 and not _common_reached(s, "__real_" + name):
@@ -66,11 +62,9 @@ def _common_reached(s: LldState, real: str) -> bool:
 
 
 def extractions(s: LldState) -> tuple[Extraction, ...]:
-    out = []
-    for ref, member, name in s.extracted:
-        text = s.files[ref].name if isinstance(ref, int) else ref
-        out.append(Extraction(member, text, name))
-    return tuple(out)
+    """`ref` is a file id, an option name ("--entry") or None (<internal>)."""
+    return tuple(Extraction(member, s.files[ref].name if isinstance(ref, int) else ref, name)
+                 for ref, member, name in s.extracted)
 
 
 def why_extract_text(result: LinkResult) -> str:
@@ -110,9 +104,8 @@ def build(s: LldState) -> LinkResult:
         errors += [Diagnostic(UNDEFINED_REFERENCE, n, f, m)
                    for n, f, m in undefined_errors(s, after_wrap)]
         warnings = backref_warnings(s)
-    limit = s.opts.error_limit
-    if limit and len(errors) > limit:
-        errors = errors[:limit]
+    if s.opts.error_limit:                     # 0: no limit
+        errors = errors[:s.opts.error_limit]
     if not s.stopped:
         warnings += entry_warning(s)
     return LinkResult(ok=not errors, errors=tuple(errors), warnings=tuple(warnings),

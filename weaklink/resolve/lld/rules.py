@@ -45,7 +45,6 @@ from __future__ import annotations
 
 NEW, UNDEF, LAZY, DEFINED, COMMON = range(5)
 SCRIPT_VALUE, SCRIPT_EXPR = 1, 2    # a --defsym number; a script expression (not evaluated)
-KIND_NAMES = ("new", "undefined", "lazy", "defined", "common")
 
 
 class Sym:
@@ -166,6 +165,3 @@ class SymbolTable:
         sym.kind, sym.file, sym.weak, sym.lazy = DEFINED, -1, False, -1
         sym.size, sym.shndx, sym.value, sym.absolute = 0, 0xFFF1, value, True
         sym.script, sym.discarded = SCRIPT_VALUE if evaluated else SCRIPT_EXPR, -1
-
-
-__all__ = ["Sym", "SymbolTable", "NEW", "UNDEF", "LAZY", "DEFINED", "COMMON", "KIND_NAMES"]
