@@ -169,8 +169,8 @@ class Linker:
                 self._assign(item)
                 if rescan is not None:
                     rescan.append(item)
-                if item.kind == "script" and self._script(item.arg).inputs:
-                    self._script_inputs(self._script(item.arg), rescan)
+                if item.kind == "script" and (sc := self._script(item.arg)).inputs:
+                    self._script_inputs(sc, rescan)
             else:
                 inst = self._open(item)
                 if rescan is not None and inst is not None and not inst.whole:
