@@ -11,6 +11,7 @@ about a keyword it does not know ("-z K ignored"), so an unknown one has no effe
 """
 from __future__ import annotations
 
+from bisect import bisect_left
 from functools import lru_cache
 from pathlib import Path
 from typing import NamedTuple
@@ -50,6 +51,7 @@ class _Index(NamedTuple):
     long: dict            # name without dashes (len > 1) -> row
     short: dict           # one letter -> row
     z: dict               # -z keyword -> row
+    names: list           # the long names, sorted (abbreviations: a prefix search)
 
 
 def _parse_row(line: str, lineno: int) -> LdOption:
@@ -80,7 +82,7 @@ def index() -> _Index:
                 continue
             bare = name.lstrip("-").rstrip("=")
             (short if len(bare) == 1 and name.count("-") == 1 else long)[bare] = row
-    return _Index(tuple(rows), long, short, z)
+    return _Index(tuple(rows), long, short, z, sorted(long))
 
 
 def rows() -> tuple[LdOption, ...]:
@@ -92,8 +94,12 @@ def _long(body: str, dashes: int, idx: _Index) -> tuple[LdOption, str, str | Non
     name, eq, value = body.partition("=")
     row = idx.long.get(name)
     if row is None or (row.two_dashes and dashes == 1):
-        hits = {r for n, r in idx.long.items()
-                if n.startswith(name) and not (r.two_dashes and dashes == 1)}
+        hits = set()
+        for n in idx.names[bisect_left(idx.names, name):]:
+            if not n.startswith(name):
+                break
+            if not (idx.long[n].two_dashes and dashes == 1):
+                hits.add(idx.long[n])
         if len(hits) > 1:
             raise UsageError(f"ld option '{'-' * dashes}{name}' is ambiguous "
                              f"({', '.join(sorted(r.key for r in hits))})")
