@@ -12,9 +12,9 @@ about a keyword it does not know ("-z K ignored"), so an unknown one has no effe
 from __future__ import annotations
 
 from bisect import bisect_left
+from collections import namedtuple
 from functools import lru_cache
 from pathlib import Path
-from typing import NamedTuple
 
 from weaklink.errors import UsageError
 
@@ -22,36 +22,23 @@ TABLE = Path(__file__).resolve().parent.parent / "data" / "gnu_ld_options.txt"
 RESOLUTIONS = ("modelled", "none", "refused", "exits")
 
 
-class LdOption(NamedTuple):
+class LdOption(namedtuple("LdOption", "names arity two_dashes resolution note")):
     """One row: `names` as ld lists them (names[0] is the key the parser acts on), `arity`
     none | value | optional, `two_dashes` (one dash means something else), `resolution`
     modelled | none | refused | exits, `note` (ld's --help text, or why)."""
-    names: tuple[str, ...]
-    arity: str
-    two_dashes: bool
-    resolution: str
-    note: str
+    __slots__ = ()
 
     @property
     def key(self) -> str:
         return self.names[0]
 
 
-class Match(NamedTuple):
-    """An option found at args[i]: its row, its value (None: none given), the index of the
-    next argument, and the words it took (as given)."""
-    option: LdOption
-    value: str | None
-    next: int
-    words: tuple[str, ...]
-
-
-class _Index(NamedTuple):
-    rows: tuple[LdOption, ...]
-    long: dict            # name without dashes (len > 1) -> row
-    short: dict           # one letter -> row
-    z: dict               # -z keyword -> row
-    names: list           # the long names, sorted (abbreviations: a prefix search)
+# An option found at args[i]: its row, its value (None: none given), the index of the next
+# argument, and the words it took (as given).
+Match = namedtuple("Match", "option value next words")
+# rows; long: name without dashes (len > 1) -> row; short: one letter -> row; z: -z keyword
+# -> row; names: the long names, sorted (abbreviations are a prefix search)
+_Index = namedtuple("_Index", "rows long short z names")
 
 
 def _parse_row(line: str, lineno: int) -> LdOption:
