@@ -101,3 +101,16 @@ def test_strong_definition_wins_over_weak(sc):
     sc.asm("m.o", start("x")); sc.asm("w.o", data("x", True)); sc.asm("s.o", data("x"))
     res = sc.link([*E, "m.o", "w.o", "s.o"], why_not=["x"])
     assert reasons(res, "x") == {("w.o", "strong-definition-wins")}
+
+
+def test_archive_listed_twice_does_not_blame_a_member_on_itself(sc):
+    """The member pulled at the archive's first occurrence is the winner; its second
+    occurrence searches the same member again and must not list it as a loser to itself."""
+    sc.asm("m.o", start("foo")); sc.asm("f.o", func("foo")); sc.asm("w.o", func("foo", weak=True))
+    sc.archive("libf.a", ["f.o"])
+    res = sc.link([*E, "m.o", "libf.a", "w.o", "libf.a"], why_not=["foo"])
+    assert res.symbols["foo"].file == "libf.a(f.o)"
+    assert reasons(res, "foo") == {("w.o", "strong-definition-wins")}
+    # and where the weak one came first, the member is blocked at both occurrences: one entry
+    res = sc.link([*E, "w.o", "libf.a", "m.o", "libf.a"], why_not=["foo"])
+    assert [(w.file, w.reason) for w in res.why_not] == [("libf.a(f.o)", "blocked-by-weak")]

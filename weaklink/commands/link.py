@@ -20,7 +20,10 @@ line, e.g.
 "Archive member included to satisfy reference by file (symbol)" table (--whole-archive
 members appear there as symbol "--whole-archive" with file null, as ld prints them);
 "collected" lists the sections --gc-sections removes, as --print-gc-sections does; "ld_args"
-is the ld line modelled for a driver line. Without -T, ld's built-in script (ld --verbose)
+is the ld line modelled for a driver line; "options_without_effect" lists the ld options
+accepted as changing nothing the model decides (ld 2.40's option table:
+weaklink/data/gnu_ld_options.txt; an option that changes the link in a way the model does
+not follow is refused, exit 2). @FILE arguments are read as ld and gcc read them. Without -T, ld's built-in script (ld --verbose)
 is used. Not modelled: shared libraries, LTO IR objects, symbol versions.
 --flavor lld models ld.lld 16 (same JSON, "flavor": "lld"): "extracted" is lld's
 --why-extract list in its order (file null for lld's <internal>, "--entry"/"--undefined" for
@@ -124,6 +127,8 @@ def _run(args) -> int:
         lines.append(result.table())
     elif not asked:
         lines.append(result.summary())
+    if not asked and result.no_effect:
+        lines.append(result.no_effect_line())
     if result.ld_args is not None and not asked:
         lines.insert(0, "ld " + " ".join(result.ld_args))
     print("\n".join([*lines, *_verdict_lines(result)]))

@@ -1,56 +1,21 @@
 """Parse a GNU ld command line into what resolution needs: positional inputs, global roots.
 
-Inputs keep their command-line order (ld processes them left to right). `-u`, `-e`,
-`--require-defined` and a `-T` script's ENTRY/EXTERN are global: ld enters them as undefined
-before reading any file (docs/linker-semantics.md §2.1 item 8). `--defsym` is positional (§3.4).
-`--wrap`, `--gc-sections`, `--cref` and `-m` are kept for the passes that use them.
-Options that cannot change which definition wins are accepted and ignored; anything else is
-a UsageError, so a prediction is never silently made for a link we do not model.
+Which options ld 2.40 has, their arity and what each does to resolution is data:
+weaklink/data/gnu_ld_options.txt, read by ldoptions.py. Inputs keep their command-line order
+(ld processes them left to right). `-u`, `-e`, `--require-defined` and a `-T` script's
+ENTRY/EXTERN are global: ld enters them as undefined before reading any file
+(docs/linker-semantics.md §2.1 item 8). `--defsym` is positional (§3.4). `--wrap`,
+`--gc-sections`, `--cref`, `-m` and the options deciding how unresolved symbols are reported
+are kept for the passes that use them. Options with no effect on resolution are accepted and
+listed (LinkOptions.no_effect); an option the model does not follow stops the parse with one
+line, so a prediction is never silently made for a link we do not model.
 """
 from __future__ import annotations
 
-import shlex
 from collections import namedtuple
 
 from weaklink.errors import UsageError
-
-# Options with no argument that do not affect resolution.
-IGNORED_FLAGS = frozenset("""
---gc-sections --no-gc-sections --print-gc-sections --no-print-gc-sections -nostdlib --cref -g
--EL -EB --print-memory-usage --no-print-memory-usage -static -Bstatic -dn -non_shared -s -S
---strip-all --strip-debug -x -X --discard-all --discard-locals -t --trace -M --print-map
---verbose --no-warn-mismatch --no-warn-rwx-segments --warn-rwx-segments --warn-common
---no-warn-execstack --warn-execstack --relax --no-relax --sort-common --no-enum-size-warning
---no-wchar-size-warning --check-sections --no-check-sections --stats --as-needed
---no-as-needed --eh-frame-hdr --build-id -q --emit-relocs --print-map-discarded
---no-print-map-discarded --warn-once --fix-cortex-m3-ldrd
---no-fix-cortex-m3-ldrd -N -n --omagic --nmagic --no-omagic --use-blx --pic-veneer
---long-plt --no-apply-dynamic-relocs --fatal-warnings --no-fatal-warnings --warn-section-align
---no-undefined-version --undefined-version --enable-non-contiguous-regions --no-dynamic-linker
---ignore-unresolved-symbol --warn-unresolved-symbols --error-unresolved-symbols
---fix-v4bx --fix-v4bx-interworking --fix-stm32l4xx-629360 --no-merge-exidx-entries
---stub-group-size --ld-generated-unwind-info --no-ld-generated-unwind-info
---color-diagnostics --no-color-diagnostics -Bno-symbolic -Bdynamic --no-warnings -w --noinhibit-exec
-""".split())
-# Options taking a value (`--opt=V`, `--opt V`, or `-oV` for one-letter ones), ignored.
-IGNORED_WITH_VALUE = frozenset("""
--o --output -Map -m -A --architecture -O -Ttext -Tdata -Tbss -Ttext-segment
---section-start --sort-section --target2 --sysroot --build-id --hash-style
--plugin-opt --oformat -b --format -R --just-symbols -Y --stub-group-size --thumb-entry
---vfp11-denorm-fix --fix-stm32l4xx-629360 --orphan-handling --exclude-libs
---print-memory-usage-file --dependency-file --error-handling-script
---image-base --max-cache-size --plugin-opt -a --retain-symbols-file
-""".split())
-ONE_LETTER_VALUE = ("-o", "-T", "-m", "-A", "-O", "-b", "-R", "-Y", "-a")
-UNSUPPORTED = {
-    "-r": "relocatable links (-r) are not modelled",
-    "--relocatable": "relocatable links (-r) are not modelled",
-    "-shared": "shared libraries are not modelled",
-    "--shared": "shared libraries are not modelled",
-    "-pie": "PIE links are not modelled",
-    "--unresolved-symbols": "--unresolved-symbols is not modelled",
-    "--defsym-file": "not modelled",
-}
+from weaklink.resolve import ldoptions, response_files
 
 
 class InputItem(namedtuple("InputItem", "kind arg whole value children lazy",
@@ -72,15 +37,21 @@ def flat(items):
 
 class LinkOptions(namedtuple(
         "LinkOptions", "inputs undefined entry require_defined muldefs search_dirs scripts "
-        "trace nostdlib gc_sections demangle wrap cref print_gc emulation plugin init fini output",
+        "trace nostdlib gc_sections demangle wrap cref print_gc emulation plugin init fini output "
+        "unresolved ignore_unresolved no_warnings noinhibit fatal_warnings no_effect",
         defaults=((), None, (), False, (), (), (), False, False, True, (), False, False, None,
-                  False, "_init", "_fini", "a.out"))):
+                  False, "_init", "_fini", "a.out", "error", (), False, False, False, ()))):
     """The options of one ld command line. demangle: ld prints C++ names demangled unless
     --no-demangle; wrap: --wrap=SYM (wrap.py); cref: --cref, ld notices every symbol
     (notice_all), which -y sees; emulation: -m EMULATION, which chooses ld's default script;
     plugin: -plugin, ld loads a plugin (rules.py: ld/plugin.c notices); init, fini: -init /
     -fini, the DT_INIT/DT_FINI names, --gc-sections roots; output: -o, ld's own definitions
-    in the output are listed under it."""
+    in the output are listed under it. unresolved: how undefined references are reported,
+    "error" | "warning" | "ignore" (--unresolved-symbols, -z defs/undefs,
+    --warn/--error-unresolved-symbols); ignore_unresolved: --ignore-unresolved-symbol names;
+    no_warnings: -w, ld prints no diagnostic and exits 0; noinhibit: --noinhibit-exec, ld
+    exits 0 after printing its errors; fatal_warnings: a warning fails the link; no_effect:
+    (option as given, ld's help text) for every option with no effect on resolution."""
     __slots__ = ()
 
 
@@ -91,6 +62,7 @@ class _State:
     def __init__(self, lld: bool = False):
         self.stack: list = [[]]
         self.whole = False
+        self.pushed: list = []          # --push-state: saved --whole-archive states
         self.undefined: list = []
         self.require: list = []
         self.dirs: list = []
@@ -103,9 +75,17 @@ class _State:
         self.cref = self.print_gc = self.plugin = False
         self.emulation: str | None = None
         self.init, self.fini, self.output = "_init", "_fini", "a.out"
+        self.report_unresolved = True   # --unresolved-symbols, -z defs/undefs (ldmain.c)
+        self.warn_unresolved = False    # --warn-unresolved-symbols / --error-...
+        self.ignore_unresolved: list = []
+        self.no_warnings = self.noinhibit = self.fatal_warnings = False
+        self.no_effect: list = []
         self.lld = lld              # accept lld's --start-lib / --end-lib
         self.lib = 0                # inside the n-th --start-lib block (0: outside)
         self.libs = 0
+
+    def add(self, kind: str, arg: str = "", **kw) -> None:
+        self.stack[-1].append(InputItem(kind, arg, self.whole, lazy=self.lib, **kw))
 
 
 def option_value(arg: str, args: list[str], i: int, names: tuple[str, ...]) -> tuple[str | None, int]:
@@ -133,133 +113,164 @@ def _defsym(text: str) -> InputItem:
     return InputItem("defsym", name.strip(), value=value)
 
 
-def _valued(st: _State, arg: str, args: list[str], i: int) -> int | None:
-    """Handle an option with a value; return the next index, or None if not one."""
-    table = (
-        (("-l", "--library"), lambda v: st.stack[-1].append(
-            InputItem("library", v, st.whole, lazy=st.lib))),
-        (("-L", "--library-path"), st.dirs.append),
-        (("-u", "--undefined"), st.undefined.append),
-        (("--require-defined",), st.require.append),
-        (("-e", "--entry"), lambda v: setattr(st, "entry", v)),
-        (("--defsym",), lambda v: st.stack[-1].append(_defsym(v))),
-        (("-y", "--trace-symbol"), st.trace.append),
-        (("--wrap", "-wrap"), st.wrap.append),
-        (("-m",), lambda v: setattr(st, "emulation", v)),
-        (("-plugin", "--plugin"), lambda v: setattr(st, "plugin", True)),
-        (("-init", "--init"), lambda v: setattr(st, "init", v)),
-        (("-fini", "--fini"), lambda v: setattr(st, "fini", v)),
-        (("-o", "--output"), lambda v: setattr(st, "output", v)),
-        (("-T", "--script", "-dT", "--default-script"), lambda v: (
-            st.scripts.append(v), st.stack[-1].append(InputItem("script", v)))),
-    )
-    long_names = tuple(n for n in IGNORED_WITH_VALUE if len(n) > 2)
-    value, j = option_value(arg, args, i, long_names)
-    if value is not None:
-        return j
-    for names, act in table:
-        value, j = option_value(arg, args, i, names)
-        if value is not None:
-            act(value)
-            return j
-    if arg.startswith("-z"):
-        value, j = option_value(arg, args, i, ("-z",))
-        if value == "muldefs":
-            st.muldefs = True
-        return j
-    value, j = option_value(arg, args, i, ONE_LETTER_VALUE)
-    return j if value is not None else None
+def _start_group(st: _State, _v) -> None:
+    if st.lib:
+        raise UsageError("may not nest --start-group in --start-lib")
+    st.stack.append([])
 
 
-def _flag(st: _State, arg: str) -> bool:
-    norm = "--" + arg.lstrip("-")
-    if arg in ("--start-group", "-("):
-        if st.lib:
-            raise UsageError("may not nest --start-group in --start-lib")
-        st.stack.append([])
-    elif arg in ("--end-group", "-)"):
-        if len(st.stack) == 1:
-            raise UsageError("--end-group without --start-group")
-        children = tuple(st.stack.pop())
-        st.stack[-1].append(InputItem("group", children=children))
-    elif st.lld and arg in ("--start-lib", "--end-lib"):
-        if bool(st.lib) == (arg == "--start-lib"):
-            raise UsageError(f"{'nested' if st.lib else 'stray'} {arg}")
-        if len(st.stack) > 1:
-            raise UsageError("may not nest --start-lib in --start-group")
-        st.libs += arg == "--start-lib"
-        st.lib = st.libs if arg == "--start-lib" else 0
-    elif arg == "--whole-archive":
-        st.whole = True
-    elif arg == "--no-whole-archive":
-        st.whole = False
-    elif arg == "--allow-multiple-definition":
-        st.muldefs = True
-    elif arg in ("-nostdlib", "--nostdlib"):
-        st.nostdlib = True
-    elif arg in ("--gc-sections", "-gc-sections"):
-        st.gc_sections = True
-    elif arg in ("--no-gc-sections", "-no-gc-sections"):
-        st.gc_sections = False
-    elif arg == "--demangle" or arg.startswith("--demangle="):
-        st.demangle = True
-    elif arg == "--no-demangle":
-        st.demangle = False
-    elif arg in ("--cref", "-cref"):
-        st.cref = True
-    elif arg in ("--print-gc-sections", "-print-gc-sections"):
-        st.print_gc = True
-    elif arg in IGNORED_FLAGS or norm in IGNORED_FLAGS:
-        pass
+def _end_group(st: _State, _v) -> None:
+    if len(st.stack) == 1:
+        raise UsageError("--end-group without --start-group")
+    children = tuple(st.stack.pop())
+    st.stack[-1].append(InputItem("group", children=children))
+
+
+def _pop_state(st: _State, _v) -> None:
+    if not st.pushed:
+        raise UsageError("--pop-state: no state pushed before popping")
+    st.whole = st.pushed.pop()
+
+
+def _script(st: _State, v: str) -> None:
+    st.scripts.append(v)
+    st.stack[-1].append(InputItem("script", v))
+
+
+def _unresolved_symbols(st: _State, v: str) -> None:
+    # ld/lexsup.c: ignore-all and ignore-in-object-files stop the object-file reports;
+    # report-all and ignore-in-shared-libs keep them (no shared libraries here)
+    if v not in ("ignore-all", "report-all", "ignore-in-object-files", "ignore-in-shared-libs"):
+        raise UsageError(f"--unresolved-symbols={v}: expected ignore-all, report-all, "
+                         "ignore-in-object-files or ignore-in-shared-libs")
+    st.report_unresolved = v in ("report-all", "ignore-in-shared-libs")
+
+
+def _set(name: str, value):
+    return lambda st, _v: setattr(st, name, value)
+
+
+def _store(name: str):
+    return lambda st, v: setattr(st, name, v)
+
+
+def _append(name: str):
+    return lambda st, v: getattr(st, name).append(v)
+
+
+# What each `modelled` row of the table does, by the row's first name.
+_ACTIONS = {
+    "-l": lambda st, v: st.add("library", v),
+    "-L": _append("dirs"),
+    "-(": _start_group,
+    "-)": _end_group,
+    "--whole-archive": _set("whole", True),
+    "--no-whole-archive": _set("whole", False),
+    "--push-state": lambda st, _v: st.pushed.append(st.whole),
+    "--pop-state": _pop_state,
+    "-T": _script,
+    "-dT": _script,
+    "-nostdlib": _set("nostdlib", True),
+    "-m": _store("emulation"),
+    "-plugin": _set("plugin", True),
+    "-e": _store("entry"),
+    "-u": _append("undefined"),
+    "--require-defined": _append("require"),
+    "--defsym": lambda st, v: st.stack[-1].append(_defsym(v)),
+    "-y": _append("trace"),
+    "--wrap": _append("wrap"),
+    "--allow-multiple-definition": _set("muldefs", True),
+    "-z muldefs": _set("muldefs", True),
+    "-init": _store("init"),
+    "-fini": _store("fini"),
+    "--cref": _set("cref", True),
+    "--demangle": _set("demangle", True),
+    "--no-demangle": _set("demangle", False),
+    "-o": _store("output"),
+    "--gc-sections": _set("gc_sections", True),
+    "--no-gc-sections": _set("gc_sections", False),
+    "--print-gc-sections": _set("print_gc", True),
+    "--no-print-gc-sections": _set("print_gc", False),
+    "--warn-unresolved-symbols": _set("warn_unresolved", True),
+    "--error-unresolved-symbols": _set("warn_unresolved", False),
+    "--unresolved-symbols": _unresolved_symbols,
+    "--ignore-unresolved-symbol": _append("ignore_unresolved"),
+    "--no-undefined": _set("report_unresolved", True),
+    "-z defs": _set("report_unresolved", True),
+    "-z undefs": _set("report_unresolved", False),
+    "--noinhibit-exec": _set("noinhibit", True),
+    "-w": _set("no_warnings", True),
+    "--fatal-warnings": _set("fatal_warnings", True),
+    "--no-fatal-warnings": _set("fatal_warnings", False),
+}
+
+
+def _apply(st: _State, m: ldoptions.Match) -> None:
+    opt = m.option
+    given = " ".join(m.words)
+    if opt.resolution == "modelled":
+        if opt.key != "-z":          # -z alone is never the match: its keyword row is
+            _ACTIONS[opt.key](st, m.value)
+    elif opt.resolution == "none":
+        st.no_effect.append((given, opt.note))
+    elif opt.resolution == "refused":
+        raise UsageError(f"ld option '{given}' is not modelled: {opt.note}")
     else:
-        return False
-    return True
+        raise UsageError(f"ld option '{given}': {opt.note}; ld prints it and exits "
+                         "without linking")
 
 
-def expand_response_files(args: list[str], depth: int = 0) -> list[str]:
-    """`@FILE` arguments (as the gcc driver passes long command lines) read as more arguments."""
-    out = []
-    for arg in args:
-        if not arg.startswith("@") or len(arg) == 1:
-            out.append(arg)
-            continue
-        if depth > 8:
-            raise UsageError(f"{arg}: response files nested too deeply")
-        try:
-            with open(arg[1:]) as f:
-                text = f.read()
-        except OSError:
-            out.append(arg)              # ld, too, treats an unreadable @FILE as a file name
-            continue
-        out += expand_response_files(shlex.split(text), depth + 1)
-    return out
+def _lld_lib(st: _State, arg: str) -> None:
+    if bool(st.lib) == (arg == "--start-lib"):
+        raise UsageError(f"{'nested' if st.lib else 'stray'} {arg}")
+    if len(st.stack) > 1:
+        raise UsageError("may not nest --start-lib in --start-group")
+    st.libs += arg == "--start-lib"
+    st.lib = st.libs if arg == "--start-lib" else 0
 
 
-def parse(args: list[str], *, lld: bool = False) -> LinkOptions:
-    """Parse ld arguments; raise UsageError for an unknown or unsupported option. `lld` also
-    accepts --start-lib/--end-lib (the files between them come out `lazy`)."""
-    args = expand_response_files(args)
+def expand_response_files(args: list[str], cwd: str | None = None) -> list[str]:
+    """`@FILE` arguments (as the gcc driver passes long command lines) read as more arguments,
+    by ld's rules (response_files.py)."""
+    return response_files.expand(args, cwd)
+
+
+def _unresolved(st: _State) -> str:
+    if not st.report_unresolved:
+        return "ignore"
+    return "warning" if st.warn_unresolved else "error"
+
+
+def parse(args: list[str], *, lld: bool = False, cwd: str | None = None) -> LinkOptions:
+    """Parse ld arguments (@FILE read from `cwd`); raise UsageError for an option ld does not
+    have or the model does not follow. `lld` also accepts --start-lib/--end-lib (the files
+    between them come out `lazy`)."""
+    args = expand_response_files(args, cwd)
     st = _State(lld=lld)
     i = 0
     while i < len(args):
         arg = args[i]
         if not arg.startswith("-") or arg == "-":
-            st.stack[-1].append(InputItem("file", arg, st.whole, lazy=st.lib))
+            st.add("file", arg)
             i += 1
-            continue
-        key = arg.split("=", 1)[0]
-        if key in UNSUPPORTED:
-            raise UsageError(f"option '{key}': {UNSUPPORTED[key]}")
-        if _flag(st, arg):
+        elif arg == "--":               # getopt: every later argument is an input
+            for rest in args[i + 1:]:
+                st.add("file", rest)
+            break
+        elif lld and arg in ("--start-lib", "--end-lib"):
+            _lld_lib(st, arg)
             i += 1
-            continue
-        j = _valued(st, arg, args, i)
-        if j is None:
-            raise UsageError(f"unrecognized ld option '{arg}'")
-        i = j
+        else:
+            m = ldoptions.match(args, i)
+            if m is None:
+                raise UsageError(f"unrecognized ld option '{arg}'")
+            _apply(st, m)
+            i = m.next
     if len(st.stack) != 1:
         raise UsageError("--start-group without --end-group")
     return LinkOptions(tuple(st.stack[0]), tuple(st.undefined), st.entry, tuple(st.require),
                        st.muldefs, tuple(st.dirs), tuple(st.scripts), tuple(st.trace),
                        st.nostdlib, st.gc_sections, st.demangle, tuple(st.wrap), st.cref,
-                       st.print_gc, st.emulation, st.plugin, st.init, st.fini, st.output)
+                       st.print_gc, st.emulation, st.plugin, st.init, st.fini, st.output,
+                       _unresolved(st), tuple(st.ignore_unresolved), st.no_warnings,
+                       st.noinhibit, st.fatal_warnings, tuple(st.no_effect))

@@ -4,9 +4,15 @@ the ld command line it runs (docs/linker-semantics.md §5).
 `gcc ARGS -###` prints the commands it would run without running them; the last one is
 collect2 (or ld), with each argument shell-quoted. collect2 passes its arguments to ld, minus
 the LTO plugin options (`-plugin FILE`, `-plugin-opt=…`, and the `--plugin` spellings), which
-only matter for LTO IR objects, which we do not model. That a plugin is loaded is kept: it
-changes two details of ld's bookkeeping (ld/plugin.c, see rules.py). A line that would compile sources is
-refused: nothing exists yet to model.
+only matter for LTO IR objects, which we do not model, and minus `-fuse-ld=…`, which picks
+the linker (measured: collect2 12.2 does not pass it on). That a plugin is loaded is kept: it
+changes two details of ld's bookkeeping (ld/plugin.c, see rules.py). A line that would compile
+sources is refused: nothing exists yet to model.
+
+Driver options (`-fuse-ld=bfd`, `-no-pie`, `-static-pie`, `-Wl,…`, `-Xlinker …`) go to
+`gcc -###` and become whatever it puts on the collect2 line. `@FILE` arguments are read first
+(response_files.py, gcc's own rules): given any, gcc would hand collect2 its arguments in a
+temporary response file of its own, which `-###` names and deletes at once.
 """
 from __future__ import annotations
 
@@ -16,12 +22,14 @@ import subprocess
 from collections.abc import Sequence
 
 from weaklink.errors import InputError, UsageError
+from weaklink.resolve import response_files
 from weaklink.toolchain import on_path
 
 _LINKERS = ("collect2", "ld", "ld.bfd", "arm-none-eabi-ld", "arm-none-eabi-ld.bfd")
 _COMPILERS = ("cc1", "cc1plus", "cc1obj", "as", "arm-none-eabi-as", "lto1")
 _PLUGIN_WITH_VALUE = ("-plugin", "--plugin")
 _PLUGIN_PREFIXES = ("-plugin-opt=", "--plugin-opt=", "-plugin=", "--plugin=")
+_COLLECT2_ONLY = ("-fuse-ld=",)     # collect2 chooses the linker with it and drops it
 
 
 def is_linker(word: str) -> bool:
@@ -69,7 +77,16 @@ def uses_plugin(args: Sequence[str]) -> bool:
 def ld_command(argv: Sequence[str], cwd: str | None = None) -> tuple[list[str], bool]:
     """(ld arguments without plugin options, whether ld would load a plugin)."""
     argv = list(argv)
-    full = argv[1:] if argv and is_linker(argv[0]) else _full_ld_arguments(argv, cwd)
+    if argv and is_linker(argv[0]):
+        full = argv[1:]
+    else:
+        full = _full_ld_arguments([*argv[:1], *response_files.expand(argv[1:], cwd)], cwd)
+        full = [a for a in full if not a.startswith(_COLLECT2_ONLY)]
+        gone = response_files.unreadable(full, cwd)
+        if gone:
+            raise UsageError(f"{gone[0]}: no such response file on the ld line {argv[0]} -### "
+                             "prints (gcc deletes its own temporary ones at once); give the "
+                             "arguments it holds on the line")
     return strip_plugin_options(full), uses_plugin(full)
 
 

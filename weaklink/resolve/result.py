@@ -79,7 +79,8 @@ class LinkResult:
                  why_not: tuple[WhyNot, ...] = (), collected: tuple[Collected, ...] = (),
                  gc_sections: bool = False, print_gc_sections: bool = False,
                  ld_args: tuple[str, ...] | None = None, flavor: str = "gnu",
-                 symbol_count: Callable[[], int] | None = None):
+                 symbol_count: Callable[[], int] | None = None,
+                 no_effect: tuple[tuple[str, str], ...] = ()):
         self.ok = ok
         self.errors = errors
         self.warnings = warnings
@@ -95,6 +96,9 @@ class LinkResult:
         self.print_gc_sections = print_gc_sections  # the ld line asked for --print-gc-sections
         self.ld_args = ld_args                  # the ld command line modelled (driver lines)
         self.flavor = flavor                    # whose rules: "gnu" (GNU ld) or "lld" (ld.lld)
+        # (option as given, ld's help text) of each ld option that changes nothing the model
+        # decides (weaklink/data/gnu_ld_options.txt, resolution "none")
+        self.no_effect = no_effect
 
     @cached_property
     def symbols(self) -> dict[str, SymbolInfo]:
@@ -111,6 +115,7 @@ class LinkResult:
             "extracted": [x.to_json() for x in self.extracted],
             "symbols": {k: v.to_json() for k, v in sorted(self.symbols.items())},
             "collected": [c.to_json() for c in self.collected],
+            "options_without_effect": [{"option": o, "help": h} for o, h in self.no_effect],
         }
         if self.ld_args is not None:
             out["ld_args"] = list(self.ld_args)
@@ -142,6 +147,12 @@ class LinkResult:
         count = len(self.symbols) if built else self.symbol_count()
         return (f"{len(self.loaded)} files loaded ({len(self.extracted)} archive members "
                 f"extracted), {count} global symbols{gc}; --symbols prints them")
+
+    def no_effect_line(self) -> str | None:
+        """The ld options accepted as having no effect on resolution, in one line."""
+        if not self.no_effect:
+            return None
+        return "no effect on resolution: " + ", ".join(o for o, _ in self.no_effect)
 
     def why_extract_lines(self) -> list[str]:
         """The map table layout (ldmain.c add_archive_element): pad the member to 30 columns."""

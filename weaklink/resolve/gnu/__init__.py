@@ -18,7 +18,7 @@ def link(args: Sequence[str], *, cref: bool = False, trace: Sequence[str] = (),
          why_not: Sequence[str] = (), cwd: str | None = None,
          plugin: bool = False) -> LinkResult:
     """Model `arm-none-eabi-ld ARGS` (weaklink.resolve.link with flavor "gnu")."""
-    opts = cmdline.parse(list(map(str, args)))
+    opts = cmdline.parse(list(map(str, args)), cwd=None if cwd is None else str(cwd))
     # plugin: collect2 loads the LTO plugin (compiler_driver)
     opts = opts._replace(cref=opts.cref or cref, plugin=opts.plugin or plugin)
     traced = tuple(dict.fromkeys([*opts.trace, *trace]))

@@ -86,12 +86,16 @@ def why_not(s: LinkState, name: str) -> list[WhyNot]:
         if kind != K_UNDEF and not (fid in s.dead and shndx in s.dead[fid]):
             reason, detail = _loaded_reason(s, sym, kind, weak)
             out.append(WhyNot(name, s.files[fid], reason, detail))
-    seen = set()
+    # a member pulled (or loaded whole) at one occurrence of an archive is not a loser at
+    # another: an archive listed twice is searched twice, the member is loaded once
+    seen = {(inst.archive.name, off) for inst in s.instances
+            for off in (inst.archive.member_offsets_by_symbol.get(name, ()) if inst.whole
+                        else inst.loaded)}
     for inst in s.instances:                       # archive members never pulled
         ar = inst.archive
         for off in ar.member_offsets_by_symbol.get(name, ()):
             key = (ar.name, off)
-            if off in inst.loaded or key in seen or inst.whole:
+            if key in seen:
                 continue
             seen.add(key)
             reason, detail = _member_reason(s, sym, inst.last_scan_seq)

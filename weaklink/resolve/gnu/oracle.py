@@ -62,6 +62,8 @@ def parse_ld_stderr(text: str) -> tuple[frozenset, tuple[str, ...], frozenset]:
             errors.add((REQUIRED_UNDEFINED, m.group(1), None))
         elif m := _DISCARDED.match(line):
             errors.add((DISCARDED_SECTION, m.group(1), m.group(2)))
+        elif ": warning: undefined reference to `" in line:
+            continue                 # --warn-unresolved-symbols: a warning, not an error
         elif "undefined reference to `" in line or "multiple definition of `" in line:
             kind = UNDEFINED_REFERENCE if "undefined reference" in line else MULTIPLE_DEFINITION
             sym = re.search(r"(?:undefined reference to|multiple definition of) `([^']+)'",

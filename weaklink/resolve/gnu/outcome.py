@@ -239,14 +239,34 @@ def cref_table(s: LinkState) -> dict[str, tuple[str, ...]]:
     return out
 
 
-def build(s: LinkState, *, cref: bool = False, trace=(), why_not=()) -> LinkResult:
+def _reported(s: LinkState) -> tuple[list[Diagnostic], list[Diagnostic]]:
+    """(errors, warnings) as ld prints them under the command line's reporting options
+    (measured on ld 2.40): --unresolved-symbols=ignore-*/-z undefs drop the undefined
+    references, --ignore-unresolved-symbol SYM drops SYM's, --warn-unresolved-symbols makes
+    them warnings; -w prints nothing at all."""
+    o = s.opts
+    undefined = [] if o.unresolved == "ignore" else [
+        d for d in undefined_references(s) if d.symbol not in o.ignore_unresolved]
+    warnings = entry_warning(s)
+    if o.unresolved == "warning":
+        warnings += [d._replace(message="warning: " + d.message) for d in undefined]
+        undefined = []
     errors = list(dict.fromkeys(
-        multiple_definitions(s) + required_undefined(s) + undefined_references(s)
-        + discarded_references(s)))
+        multiple_definitions(s) + required_undefined(s) + undefined + discarded_references(s)))
+    if o.no_warnings:
+        return [], []
+    return errors, warnings
+
+
+def build(s: LinkState, *, cref: bool = False, trace=(), why_not=()) -> LinkResult:
+    errors, warnings = _reported(s)
+    o = s.opts
+    # -w and --noinhibit-exec: ld exits 0 whatever it found; --fatal-warnings: a warning fails
+    ok = o.no_warnings or o.noinhibit or not (errors or (o.fatal_warnings and warnings))
     extracted = tuple(Extraction(s.files[m], s.files[r] if r >= 0 else None, name)
                       for m, r, name in s.extracted)
     return LinkResult(
-        ok=not errors, errors=tuple(errors), warnings=tuple(entry_warning(s)),
+        ok=ok, errors=tuple(errors), warnings=tuple(warnings), no_effect=o.no_effect,
         loaded=tuple(s.files), extracted=extracted, symbol_table=lambda: _symbols_quietly(s),
         symbol_count=lambda: symbol_count(s),
         cref=cref_table(s) if cref else {}, trace=trace_lines(s, trace),

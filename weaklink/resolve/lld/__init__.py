@@ -28,7 +28,7 @@ def link(args: Sequence[str], *, cwd: str | None = None) -> LinkResult:
 
 def resolve(args: Sequence[str], *, cwd: str | None = None) -> tuple[LldState, LinkResult]:
     """link(), also returning the driver's state (for the oracle and explanations)."""
-    opts = cmdline.parse(list(map(str, args)))
+    opts = cmdline.parse(list(map(str, args)), cwd=None if cwd is None else str(cwd))
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(max(limit, RECURSION))
     try:

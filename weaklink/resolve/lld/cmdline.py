@@ -1,6 +1,7 @@
-"""ld.lld's command line: the GNU-compatible part is parsed by resolve/cmdline.py (with
---start-lib/--end-lib); the options only lld has, and that change what it reports, are taken
-out here first."""
+"""ld.lld's command line: the GNU-compatible part is parsed by resolve/cmdline.py (GNU ld's
+option table, with --start-lib/--end-lib); the options only lld has are taken out here first.
+GNU ld's options that the GNU model follows for reporting (--warn-unresolved-symbols, -w,
+--noinhibit-exec, ...) are not modelled for lld and are refused."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -13,9 +14,11 @@ DEFAULT_ERROR_LIMIT = 20        # lld: "too many errors emitted, stopping now"
 
 # lld-only flags that change nothing the model decides.
 IGNORED = frozenset({"--no-warn-backrefs", "--no-fortran-common", "--no-threads",
-                     "--color-diagnostics=never", "--no-lto-legacy-pass-manager"})
-IGNORED_VALUED = ("--threads", "--print-archive-stats", "--error-unresolved-symbols",
-                  "--time-trace-file")
+                     "--color-diagnostics", "--no-color-diagnostics",
+                     "--color-diagnostics=never", "--color-diagnostics=always",
+                     "--color-diagnostics=auto", "--no-lto-legacy-pass-manager",
+                     "--apply-dynamic-relocs", "--no-apply-dynamic-relocs"})
+IGNORED_VALUED = ("--threads", "--print-archive-stats", "--time-trace-file", "--image-base")
 # lld 16 rejects these (GNU ld accepts them); say so rather than predict a link lld refuses.
 UNKNOWN_TO_LLD = ("--require-defined",)
 
@@ -30,8 +33,8 @@ class LldOptions:
     wrap: tuple[str, ...] = ()      # --wrap=SYM, in order, without repeats
 
 
-def parse(args: list[str]) -> LldOptions:
-    args = cmdline.expand_response_files(list(map(str, args)))
+def parse(args: list[str], cwd: str | None = None) -> LldOptions:
+    args = cmdline.expand_response_files(list(map(str, args)), cwd)
     rest: list[str] = []
     why, backrefs, exclude, limit, fortran = None, False, [], DEFAULT_ERROR_LIMIT, False
     wrap: list[str] = []
@@ -74,5 +77,11 @@ def parse(args: list[str]) -> LldOptions:
     if fortran:
         raise UsageError("--fortran-common is not modelled (LLVM 16 defaults to "
                          "--no-fortran-common)")
-    return LldOptions(cmdline.parse(rest, lld=True), why, backrefs, tuple(exclude), limit,
-                      tuple(dict.fromkeys(wrap)))
+    ld = cmdline.parse(rest, lld=True, cwd=cwd)
+    if ld.unresolved != "error" or ld.ignore_unresolved or ld.no_warnings or ld.noinhibit \
+            or ld.fatal_warnings:
+        raise UsageError("options that change how ld.lld reports unresolved symbols and "
+                         "warnings (--warn-unresolved-symbols, --unresolved-symbols, -z undefs, "
+                         "--ignore-unresolved-symbol, -w, --noinhibit-exec, --fatal-warnings) "
+                         "are modelled for GNU ld only")
+    return LldOptions(ld, why, backrefs, tuple(exclude), limit, tuple(dict.fromkeys(wrap)))

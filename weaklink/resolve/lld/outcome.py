@@ -110,4 +110,5 @@ def build(s: LldState) -> LinkResult:
         warnings += entry_warning(s)
     return LinkResult(ok=not errors, errors=tuple(errors), warnings=tuple(warnings),
                       loaded=tuple(f.name for f in s.files), extracted=extractions(s),
-                      symbol_table=lambda: symbols(s), flavor="lld")
+                      symbol_table=lambda: symbols(s), flavor="lld",
+                      no_effect=s.opts.ld.no_effect)
