@@ -167,10 +167,12 @@ def _merge(old: dict, new: dict) -> dict:
     return {r: v for r, v in old.items() if new.get(r) == v}
 
 
-def _calls_in(code, base, start, end, targets, word) -> list[ArgValues]:
+def _calls_in(code, base, start, end, targets, word, seed=None, loads=None) -> list[ArgValues]:
     """Every call of a target in the function [start, end): the constants in r0-r3 on every
-    path that reaches it (a forward dataflow over the function's branches, to a fixpoint)."""
-    states: dict[tuple[int, int], dict] = {(start, 0): {}}
+    path that reaches it (a forward dataflow over the function's branches, to a fixpoint).
+    `seed`: the registers' values at the function's entry; `loads` gets the function's word
+    loads (thumb.step)."""
+    states: dict[tuple[int, int], dict] = {(start, 0): dict(seed or {})}
     calls: dict[int, dict] = {}
     work, opaque = [(start, 0)], False
     while work:
@@ -181,7 +183,7 @@ def _calls_in(code, base, start, end, targets, word) -> list[ArgValues]:
             continue
         regs = dict(states[key])
         before = dict(regs)
-        flow = thumb.step(regs, insn, word, conditional=it_left > 0)
+        flow = thumb.step(regs, insn, word, conditional=it_left > 0, loads=loads)
         succ = []
         nxt = (pc + insn.size, max(it_left - 1, 0) if not flow.it else flow.it)
         if flow.kind in (thumb.CALL, thumb.JUMP, thumb.BRANCH) and flow.target in targets:
@@ -253,3 +255,61 @@ def address_taken(image, callee: str) -> int | None:
                     return where
                 at = data.find(needle, at + 1)
     return None
+
+
+# -- calls with what the caller passes on ------------------------------------------------------
+# A value no constant can take as the entry marker of argument register k: seeded at a
+# function's entry, a register that still holds ARGUMENT_MARK + k at a call holds the caller's
+# own argument k untouched (only moves between registers keep a value exact).
+ARGUMENT_MARK = 0xA11C0DE0
+
+
+@dataclass(frozen=True)
+class CodeCall:
+    call_site: int
+    target: int
+    function: int               # start of the calling function
+    values: dict                # r0-r3 -> the constant they hold at the call
+    passed: dict                # r0-r3 -> the calling function's own argument register it holds
+    loads: dict                 # the calling function's word loads at offset 0 of a
+                                # constant: pc -> the address; or from its argument k at any
+                                # offset: pc -> ("argument", k, offset)
+    note: str = ""
+
+
+def calls_to(image, targets: set[int]) -> list[CodeCall]:
+    """Every BL (or tail call) to one of `targets` in the image's code, with the constants in
+    r0-r3, the registers that still hold the calling function's own arguments, and the word
+    loads of the calling function whose base is a constant or one of its arguments."""
+    elf, out = image.elf, []
+    for i, sh in enumerate(elf.sections):
+        if int(sh["sh_type"]) != S.SHT_PROGBITS or not int(sh["sh_flags"]) & S.SHF_EXECINSTR:
+            continue
+        code, base = elf.section_bytes(i), int(sh["sh_addr"])
+
+        def word(addr, code=code, base=base):
+            off = addr - base
+            return struct.unpack_from("<I", code, off)[0] if 0 <= off <= len(code) - 4 else None
+
+        sites = _branch_sites(code, base, targets)
+        for start, end in _function_extents(image, base, base + len(code)):
+            k = bisect.bisect_left(sites, start)
+            if k == len(sites) or sites[k] >= end:
+                continue
+            plain_loads, seeded_loads = {}, {}
+            plain = _calls_in(code, base, start, end, targets, word, loads=plain_loads)
+            seeded = {c.call_site: c for c in _calls_in(
+                code, base, start, end, targets, word,
+                {r: ARGUMENT_MARK + r for r in range(4)}, seeded_loads)}
+            loads = {pc: v for pc, (v, off) in plain_loads.items() if v is not None and not off}
+            loads.update({pc: ("argument", v - ARGUMENT_MARK, off)
+                          for pc, (v, off) in seeded_loads.items()
+                          if v is not None and 0 <= v - ARGUMENT_MARK < 4 and pc not in loads})
+            for c in plain:
+                insn = thumb.decode(code, base, c.call_site, end)
+                target = thumb.step({}, insn, word).target if insn else None
+                s = seeded.get(c.call_site)
+                passed = {r: v - ARGUMENT_MARK for r, v in (s.values.items() if s else ())
+                          if 0 <= v - ARGUMENT_MARK < 4}
+                out.append(CodeCall(c.call_site, target, start, c.values, passed, loads, c.note))
+    return out

@@ -38,3 +38,26 @@ def cannot_tell_fast_memory(table, needs: dict[int, int]) -> str | None:
                 f"{base.size} bytes and the stream's {needs.get(FAST_MEMORY_INDEX, 0)} bytes "
                 f"in region {FAST_MEMORY_INDEX} cannot be judged")
     return None
+
+
+def unknown_needed(table, needs: dict[int, int]) -> list:
+    """The bases the stream uses that the image does not say (a tensor arena not known)."""
+    return [b for b in table.bases if b.unknown and b.region in needs]
+
+
+def cannot_tell_base(table, needs: dict[int, int]) -> str | None:
+    """Why a stream that uses a base the image does not say cannot be emulated."""
+    missing = unknown_needed(table, needs)
+    if not missing:
+        return None
+    regions = ", ".join(f"{b.region} ({b.name})" for b in missing)
+    return f"region{'s' if len(missing) > 1 else ''} {regions}: {missing[0].unknown}"
+
+
+def not_emulated(run: dict, needs: dict[int, int]):
+    """The result of a stream that is not emulated: its bases are not known (status `unknown`,
+    no cycles); nothing is run at a 0 that means "not found"."""
+    from npu.report import RunResult
+
+    return RunResult("unknown", None, run["accelerator"], run["system_config"], run["memory_mode"],
+                     run["soc"], (), {"total": 0}, {}, {}, (), 0.0)
