@@ -73,12 +73,17 @@ def _lookup(symbols, name: str):
     return None
 
 
+def _name_at(symbols, address: int) -> str | None:
+    name = symbol_at(symbols.image, address)
+    return demangle(name) if name else None
+
+
 def stated(symbols, spec: str, map_path=None) -> Arena:
     """`--arena SYMBOL|SECTION|ADDR:SIZE`; one InputError when it names nothing."""
     m = _ADDR_SIZE.match(spec)
     if m:
         address, size = int(m.group(1), 0), int(m.group(2), 0)
-        return Arena(symbol_at(symbols.image, address), address, size, f"--arena {spec}")
+        return Arena(_name_at(symbols, address), address, size, f"--arena {spec}")
     hit = _lookup(symbols, spec)
     if hit:
         return Arena(demangle(hit[0]), hit[1], hit[2], f"--arena {spec}: the symbol")
@@ -88,7 +93,7 @@ def stated(symbols, spec: str, map_path=None) -> Arena:
             return Arena(spec, int(sh["sh_addr"]), int(sh["sh_size"]), f"--arena {spec}: the output section")
     hit = _from_map(map_path, re.escape(spec)) if map_path else None
     if hit:
-        return Arena(symbol_at(symbols.image, hit[0]) or spec, hit[0], hit[1],
+        return Arena(_name_at(symbols, hit[0]) or spec, hit[0], hit[1],
                      f"--arena {spec}: the input section ({hit[2]}, map)")
     raise InputError(elf.name, f"--arena {spec}: no symbol or output section of that name in the "
                      f"image{'' if map_path else ' (an input section needs --map)'}, and not ADDR:SIZE")
@@ -157,5 +162,4 @@ def find_arena(symbols, rule: ArenaRule | None, map_path=None, spec: str | None 
     if conv is not None:
         return Arena(conv.name, conv.address, conv.size, conv.source,
                      f"{conv.assumption[:-1]}; the code does not show it: {why})")
-    return Arena(None, None, None, f"the tensor arena is not known: {why}; no symbol or input "
-                 "section looks like one")
+    return Arena(None, None, None, f"{why}; no symbol or input section looks like an arena")

@@ -142,10 +142,8 @@ def tensor_base(region: int, name: str, tensor: TflTensor, model: EmbeddedModel,
         return 0, size, (f"tensor `{tensor.name}`{again} has 0 bytes: TFLM gives it no memory "
                          f"and passes NULL"), None, None
     if arena is None or arena.unknown:
-        why = arena.source if arena is not None else "no arena was found"
-        return None, size, (f"tensor `{tensor.name}`{again}: placed in the tensor arena by TFLM's "
-                            f"planner, which the image does not say: {why} (give "
-                            f"{ARENA_OPTION})"), None, None
+        return None, size, (f"tensor `{tensor.name}`{again}: in the tensor arena, which the "
+                            f"image does not say (give --arena)"), None, None
     bounds = (arena.address, arena.end)
     offset = tensor.offline_offset
     if offset is None or offset < 0:

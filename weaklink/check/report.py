@@ -144,8 +144,8 @@ class CheckReport:
         """The TFLM facts a reader needs before the table: binding, arena, fast memory."""
         t, out = self.table, []
         if t.model_format == "tflite":
-            out.append(f"binding {t.binding}: model `{t.model_symbol or '?'}` at "
-                       f"{t.model_address:#x}")
+            out.append(f"binding {t.binding}: model " + (f"`{t.model_symbol}` " if t.model_symbol else "")
+                       + f"at {t.model_address:#x}")
             a = t.arena
             out.append(f"tensor arena: unknown: {a.source} (give {ARENA_OPTION})" if a is None or a.unknown
                        else f"tensor arena: `{a.name or '?'}` [{a.address:#x}, {a.end:#x}), "

@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 from weaklink.bind.fastmem import DRIVER_CHECK, FAST_MEMORY_INDEX
+from weaklink.bind.tflm import ARENA_OPTION
 
 
 def binding_assumptions(tables) -> tuple[str, ...]:
@@ -51,7 +52,10 @@ def cannot_tell_base(table, needs: dict[int, int]) -> str | None:
     if not missing:
         return None
     regions = ", ".join(f"{b.region} ({b.name})" for b in missing)
-    return f"region{'s' if len(missing) > 1 else ''} {regions}: {missing[0].unknown}"
+    arena = table.arena
+    why = arena.source if arena is not None else "no tensor arena was found"
+    return (f"the stream uses region{'s' if len(missing) > 1 else ''} {regions} in TFLM's tensor "
+            f"arena, and {why} (give {ARENA_OPTION})")
 
 
 def not_emulated(run: dict, needs: dict[int, int]):
