@@ -7,9 +7,11 @@ In order, the first that answers:
 2. evidence: what the code hands TFLM's interpreter or allocator (weaklink.bind.tflmcalls);
    every call must agree;
 3. convention, an assumption that is printed: an input section apps put arenas in (from the
-   map: `.bss.tensor_arena`, `tflm_arena`, `.bss.NoInit*`), else the largest object whose
-   demangled name has `arena` in it (`(anonymous namespace)::inferenceProcessTensorArena`,
-   `arm::app::tensorArena`, `tensor_arena_buf`).
+   map: `.bss.tensor_arena`, `tflm_arena`, `.bss.NoInit.activation_buf*`), else the largest
+   object whose demangled name has `arena` in it (`(anonymous namespace)::
+   inferenceProcessTensorArena`, `arm::app::tensorArena`, `tensor_arena_buf`). Himax's
+   `.bss.NoInit` holds every buffer the app keeps over a reset (image buffers too): the section
+   alone is no sign of an arena there.
 Otherwise the arena is unknown (an Arena whose address is None), with why: an arena computed at
 run time (a pointer an allocator returns) is never guessed.
 """
@@ -31,8 +33,8 @@ from weaklink.read import elfstructs as S
 
 # Input sections applications place their arena in (tflite-micro's examples use
 # .bss.tensor_arena; Zephyr's samples/modules/tflite-micro/tflm_ethosu `tflm_arena`; Arm's ML
-# embedded evaluation kit `.bss.NoInit.activation_buf_*`, Himax's WE2 SDK `.bss.NoInit`).
-APP_SECTIONS = (".bss.tensor_arena", "tflm_arena", ".bss.NoInit")
+# embedded evaluation kit `.bss.NoInit.activation_buf_sram`/`_dram`, BufAttributes.hpp).
+APP_SECTIONS = (".bss.tensor_arena", "tflm_arena", ".bss.NoInit.activation_buf")
 _MAP_INPUT = r"^ ({name})\s+(0x[0-9a-fA-F]+)\s+(0x[0-9a-fA-F]+)\s+(\S+)"
 _ADDR_SIZE = re.compile(r"^(0x[0-9a-fA-F]+|\d+):(0x[0-9a-fA-F]+|\d+)$")
 
@@ -123,7 +125,7 @@ def _evidence(symbols) -> tuple[Arena | None, str]:
 def _convention(symbols, rule: ArenaRule, map_path) -> Arena | None:
     if map_path:
         sections = ((rule.input_section,) if rule.input_section else ()) + APP_SECTIONS
-        pattern = "|".join(re.escape(s) + (r"[.\w]*" if s == ".bss.NoInit" else "") for s in sections)
+        pattern = "|".join(re.escape(s) + (r"[.\w]*" if s.endswith("_buf") else "") for s in sections)
         hit = _from_map(map_path, f"(?:{pattern})")
         if hit:
             name = symbol_at(symbols.image, hit[0])

@@ -2,7 +2,8 @@
 arena and where the model is read from.
 
 TFLM's entry points, matched by their demangled names (several overloads across TFLM versions;
-GCC emits the C1 and C2 constructors, often at one address). Under the AAPCS a constructor's
+GCC emits the C1 and C2 constructors, often at one address; a BL to GNU ld's long-branch stub
+`__<name>_veneer` is a call of it). Under the AAPCS a constructor's
 `this` travels in r0, so its arguments start at r1:
 - `tflite::MicroInterpreter::MicroInterpreter(tflite::Model const*, tflite::MicroOpResolver
   const&, unsigned char* tensor_arena, unsigned int tensor_arena_size, ...)`: the model in r1,
@@ -82,7 +83,10 @@ def entries(image) -> dict[int, Entry]:
     for row, raw in zip(rows, names):
         if not any(m in raw for m in MANGLED):
             continue
-        name = demangle(raw.decode("ascii", "replace"))
+        text = raw.decode("ascii", "replace")
+        if text.startswith("__") and text.endswith("_veneer"):
+            text = text[2:-len("_veneer")]    # GNU ld's long-branch stub: a call of the callee
+        name = demangle(text)
         params, address = parameters(name), int(t.address[row]) & ~1
         if name.startswith("tflite::MicroInterpreter::MicroInterpreter("):
             arena = len(params) > 2 and params[2] == ARENA_TYPE
@@ -118,7 +122,8 @@ class Calls:
     def _values(self, call, reg: int, callee: str, depth: int = 0) -> list[Passed]:
         """What `call` passes in `reg`: a constant, or, passed on, what each call of the
         calling function passes."""
-        name = symbol_at(self.image, call.function) or f"{call.function:#x}"
+        name = symbol_at(self.image, call.function)
+        name = demangle(name).split("(")[0] if name else f"{call.function:#x}"
         if reg in call.values:
             return [Passed(call.call_site, callee, call.values[reg], None,
                            f"the code before the call of {callee} at {call.call_site:#x}")]
@@ -128,7 +133,7 @@ class Calls:
             for c in callers:
                 for p in self._values(c, call.passed[reg], callee, 1):
                     out.append(Passed(p.call_site, callee, p.value, None,
-                                      f"{p.where.replace(f'of {callee} ', f'of `{demangle(name)}` ')}"
+                                      f"{p.where.replace(f'of {callee} ', f'of `{name}` ')}"
                                       f", which hands it on to {callee} at {call.call_site:#x}"))
             if out:
                 return out
@@ -137,7 +142,7 @@ class Calls:
         why = call.note or "not a constant there (computed at run time: a pointer returned by " \
                            "a function, loaded from memory, or an argument)"
         return [Passed(call.call_site, callee, None, None,
-                       f"the call of {callee} at {call.call_site:#x} in `{demangle(name)}`: {why}")]
+                       f"the call of {callee} at {call.call_site:#x} in `{name}`: {why}")]
 
     def arena(self) -> list[Passed]:
         """What every call hands TFLM as the tensor arena."""
