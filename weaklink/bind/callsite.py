@@ -170,8 +170,12 @@ def _branch_sites(code: bytes, base: int, targets: set[int]) -> list[int]:
         else:
             t = pc + 4 + (((h >> 9) & 1) << 6 | ((h >> 3) & 0x1F) << 1)
         out.append((pc, t))
-    want = np.fromiter(targets, np.int64)
-    hits = [pc[np.isin(t & 0xFFFFFFFF, want) & (t != -1)] for pc, t in out]
+    want = np.sort(np.fromiter(targets, np.int64))
+
+    def member(t):              # t in want, without sorting t
+        t = np.where(t == -1, -1, t & 0xFFFFFFFF)
+        return want[np.minimum(np.searchsorted(want, t), len(want) - 1)] == t
+    hits = [pc[member(t)] for pc, t in out]
     return sorted(np.concatenate(hits).tolist())
 
 
