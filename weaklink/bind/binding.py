@@ -12,7 +12,8 @@ Validated on load; every error names the file and the key. Region sources:
   the tensor arena.
 
 Optional tables: `[model] format` ("vela_bin_stream" or "tflite"), `[arena]` (where the tensor
-arena is: `symbols`, `input_section`, `symbol_suffix`), `[fast_memory]` (what `callee`, the
+arena is: `symbols`, `input_section`, `symbol_suffix`; read from the code before these, see
+weaklink.bind.arena), `[fast_memory]` (what `callee`, the
 driver's init, receives: `symbols`/`size_symbols` name it, else it is read from the image).
 """
 from __future__ import annotations
@@ -48,8 +49,9 @@ SIZES = ("model-scratch",)
 
 @dataclass(frozen=True)
 class ArenaRule:
-    """Where TFLM's tensor arena is: a named symbol, an input section (needs the map), or a
-    symbol whose name ends in `symbol_suffix`."""
+    """Where TFLM's tensor arena is: a named symbol; else, when the code does not show it, an
+    input section (needs the map) or the largest object whose demangled name has
+    `symbol_suffix` in its last component (weaklink.bind.arena)."""
     symbols: tuple[str, ...] = ()
     input_section: str | None = ".bss.tensor_arena"
     symbol_suffix: str | None = "arena"

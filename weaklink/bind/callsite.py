@@ -21,11 +21,11 @@ from __future__ import annotations
 
 import bisect
 import struct
-from array import array
 from dataclasses import dataclass
 
+import numpy as np
+
 from weaklink.bind import thumb
-from weaklink.bind.thumbisa import branch20, branch24, signed
 from weaklink.read import elfstructs as S
 from weaklink.read.dwarf import Dwarf
 from weaklink.read.dwarfforms import uleb
@@ -134,32 +134,49 @@ def _branch_sites(code: bytes, base: int, targets: set[int]) -> list[int]:
     """Every halfword position whose bytes encode a branch or call with a static target in
     `targets` (BL, B.W, B<c>.W, B, B<c>, CBZ/CBNZ): a superset of the real call sites, since
     a position inside another instruction may match too, so a function holding none of them
-    calls no target and its dataflow need not run."""
-    hw = array("H", code[:len(code) & ~1])
-    out = []
-    for k, h in enumerate(hw):
-        pc = base + 2 * k
-        if h >> 11 == 0b11110:
-            if k + 1 == len(hw):
-                break
-            h2 = hw[k + 1]
-            if h2 & 0x9000 == 0x9000:                         # BL, B.W (T4)
-                t = branch24(pc, h, h2)
-            elif h2 & 0xD000 == 0x8000 and (h >> 6) & 0xF < 0xE:  # B<c>.W (T3)
-                t = branch20(pc, h, h2)
-            else:
-                continue
-        elif h & 0xF800 == 0xE000:                          # B (T2)
-            t = pc + 4 + signed(h & 0x7FF, 11) * 2
-        elif h & 0xF000 == 0xD000 and (h >> 8) & 0xF < 0xE:   # B<c> (T1)
-            t = pc + 4 + signed(h & 0xFF, 8) * 2
-        elif h & 0xF500 == 0xB100:                          # CBZ, CBNZ
-            t = pc + 4 + (((h >> 9) & 1) << 6 | ((h >> 3) & 0x1F) << 1)
+    calls no target and its dataflow need not run. Vectorised over the section (numpy): the
+    same encodings as thumbisa.branch24 / branch20."""
+    raw = np.frombuffer(code, "<u2", len(code) // 2)
+    if not len(raw) or not targets:
+        return []
+    top = raw >> 11
+    cand = np.flatnonzero(top == 0b11110)
+    cand = cand[cand + 1 < len(raw)]
+    h, h2 = raw[cand].astype(np.int64), raw[cand + 1].astype(np.int64)
+    pc = base + 2 * cand.astype(np.int64)
+    s = (h >> 10) & 1
+    j1, j2 = (h2 >> 13) & 1, (h2 >> 11) & 1
+    t4 = pc + 4 + ((s << 24 | (1 - (j1 ^ s)) << 23 | (1 - (j2 ^ s)) << 22 | (h & 0x3FF) << 12
+                    | (h2 & 0x7FF) << 1) - (s << 25))
+    t3 = pc + 4 + ((s << 20 | j2 << 19 | j1 << 18 | (h & 0x3F) << 12 | (h2 & 0x7FF) << 1)
+                   - (s << 21))
+    wide = np.select([h2 & 0x9000 == 0x9000, (h2 & 0xD000 == 0x8000) & ((h >> 6) & 0xF < 0xE)],
+                     [t4, t3], -1)
+    out = [(pc, wide)]
+    for kind in ("T2", "T1", "CB"):
+        if kind == "T2":                                   # B (T2)
+            k = np.flatnonzero(top == 0b11100)
+        elif kind == "T1":                                 # B<c> (T1), not UDF/SVC
+            k = np.flatnonzero((raw >> 12 == 0xD) & ((raw >> 8) & 0xF < 0xE))
+        else:                                              # CBZ, CBNZ
+            k = np.flatnonzero(raw & 0xF500 == 0xB100)
+        h, pc = raw[k].astype(np.int64), base + 2 * k.astype(np.int64)
+        if kind == "T2":
+            imm = h & 0x7FF
+            t = pc + 4 + 2 * (imm - ((imm >> 10) << 11))
+        elif kind == "T1":
+            imm = h & 0xFF
+            t = pc + 4 + 2 * (imm - ((imm >> 7) << 8))
         else:
-            continue
-        if t & 0xFFFFFFFF in targets:
-            out.append(pc)
-    return out
+            t = pc + 4 + (((h >> 9) & 1) << 6 | ((h >> 3) & 0x1F) << 1)
+        out.append((pc, t))
+    want = np.sort(np.fromiter(targets, np.int64))
+
+    def member(t):              # t in want, without sorting t
+        t = np.where(t == -1, -1, t & 0xFFFFFFFF)
+        return want[np.minimum(np.searchsorted(want, t), len(want) - 1)] == t
+    hits = [pc[member(t)] for pc, t in out]
+    return sorted(np.concatenate(hits).tolist())
 
 
 def _merge(old: dict, new: dict) -> dict:
@@ -167,10 +184,12 @@ def _merge(old: dict, new: dict) -> dict:
     return {r: v for r, v in old.items() if new.get(r) == v}
 
 
-def _calls_in(code, base, start, end, targets, word) -> list[ArgValues]:
+def _calls_in(code, base, start, end, targets, word, seed=None, loads=None) -> list[ArgValues]:
     """Every call of a target in the function [start, end): the constants in r0-r3 on every
-    path that reaches it (a forward dataflow over the function's branches, to a fixpoint)."""
-    states: dict[tuple[int, int], dict] = {(start, 0): {}}
+    path that reaches it (a forward dataflow over the function's branches, to a fixpoint).
+    `seed`: the registers' values at the function's entry; `loads` gets the function's word
+    loads (thumb.step)."""
+    states: dict[tuple[int, int], dict] = {(start, 0): dict(seed or {})}
     calls: dict[int, dict] = {}
     work, opaque = [(start, 0)], False
     while work:
@@ -181,7 +200,7 @@ def _calls_in(code, base, start, end, targets, word) -> list[ArgValues]:
             continue
         regs = dict(states[key])
         before = dict(regs)
-        flow = thumb.step(regs, insn, word, conditional=it_left > 0)
+        flow = thumb.step(regs, insn, word, conditional=it_left > 0, loads=loads)
         succ = []
         nxt = (pc + insn.size, max(it_left - 1, 0) if not flow.it else flow.it)
         if flow.kind in (thumb.CALL, thumb.JUMP, thumb.BRANCH) and flow.target in targets:
@@ -253,3 +272,61 @@ def address_taken(image, callee: str) -> int | None:
                     return where
                 at = data.find(needle, at + 1)
     return None
+
+
+# -- calls with what the caller passes on ------------------------------------------------------
+# A value no constant can take as the entry marker of argument register k: seeded at a
+# function's entry, a register that still holds ARGUMENT_MARK + k at a call holds the caller's
+# own argument k untouched (only moves between registers keep a value exact).
+ARGUMENT_MARK = 0xA11C0DE0
+
+
+@dataclass(frozen=True)
+class CodeCall:
+    call_site: int
+    target: int
+    function: int               # start of the calling function
+    values: dict                # r0-r3 -> the constant they hold at the call
+    passed: dict                # r0-r3 -> the calling function's own argument register it holds
+    loads: dict                 # the calling function's word loads at offset 0 of a
+                                # constant: pc -> the address; or from its argument k at any
+                                # offset: pc -> ("argument", k, offset)
+    note: str = ""
+
+
+def calls_to(image, targets: set[int]) -> list[CodeCall]:
+    """Every BL (or tail call) to one of `targets` in the image's code, with the constants in
+    r0-r3, the registers that still hold the calling function's own arguments, and the word
+    loads of the calling function whose base is a constant or one of its arguments."""
+    elf, out = image.elf, []
+    for i, sh in enumerate(elf.sections):
+        if int(sh["sh_type"]) != S.SHT_PROGBITS or not int(sh["sh_flags"]) & S.SHF_EXECINSTR:
+            continue
+        code, base = elf.section_bytes(i), int(sh["sh_addr"])
+
+        def word(addr, code=code, base=base):
+            off = addr - base
+            return struct.unpack_from("<I", code, off)[0] if 0 <= off <= len(code) - 4 else None
+
+        sites = _branch_sites(code, base, targets)
+        for start, end in _function_extents(image, base, base + len(code)):
+            k = bisect.bisect_left(sites, start)
+            if k == len(sites) or sites[k] >= end:
+                continue
+            plain_loads, seeded_loads = {}, {}
+            plain = _calls_in(code, base, start, end, targets, word, loads=plain_loads)
+            seeded = {c.call_site: c for c in _calls_in(
+                code, base, start, end, targets, word,
+                {r: ARGUMENT_MARK + r for r in range(4)}, seeded_loads)}
+            loads = {pc: v for pc, (v, off) in plain_loads.items() if v is not None and not off}
+            loads.update({pc: ("argument", v - ARGUMENT_MARK, off)
+                          for pc, (v, off) in seeded_loads.items()
+                          if v is not None and 0 <= v - ARGUMENT_MARK < 4 and pc not in loads})
+            for c in plain:
+                insn = thumb.decode(code, base, c.call_site, end)
+                target = thumb.step({}, insn, word).target if insn else None
+                s = seeded.get(c.call_site)
+                passed = {r: v - ARGUMENT_MARK for r, v in (s.values.items() if s else ())
+                          if 0 <= v - ARGUMENT_MARK < 4}
+                out.append(CodeCall(c.call_site, target, start, c.values, passed, loads, c.note))
+    return out

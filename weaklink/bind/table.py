@@ -12,6 +12,8 @@ from typing import Callable
 
 from npu.read.blob import BLOCK_HEAD, FOOTER, HEADER, VelaBlob, read_blob
 from weaklink.bind import tflm
+from weaklink.bind.arena import find_arena
+from weaklink.bind.tflmcalls import model_missing
 from weaklink.bind.binding import Binding, RegionRule
 from weaklink.bind.fastmem import FAST_MEMORY_INDEX, resolve_fast_memory
 from weaklink.bind.readers import ReaderEvidence, ReadEvidence
@@ -51,6 +53,9 @@ class BoundBase:
     offset: int | None = None             # its offset there, from the offline plan (None: run time)
     # pointer rules: whether the reader reads the symbol, and which evidence says so
     evidence: ReadEvidence | None = field(default=None, compare=False)
+    # why the image does not say this base (then `address` means nothing and is 0), and the
+    # option that supplies it
+    unknown: str = ""
 
 
 @dataclass(frozen=True)
@@ -237,13 +242,16 @@ def resolve_bases(elf: ElfFile | ImageSymbols, binding: Binding,
 
 def resolve_tables(elf: ElfFile | ImageSymbols, binding: Binding,
                    references: References | None = None, *, map_path=None,
-                   require_model: bool = True) -> list[BaseAddressTable]:
+                   require_model: bool = True, arena: str | None = None,
+                   placed=None) -> list[BaseAddressTable]:
     """Every table the firmware will pass: one per embedded model and ethos-u operator for a
-    tflite binding, the one of the blob otherwise; the driver's fast-memory rule applied."""
+    tflite binding, the one of the blob otherwise; the driver's fast-memory rule applied.
+    tflite: `arena` states the tensor arena (--arena), `placed` is a model the image reads
+    from outside itself (tflm.EmbeddedModel, --model FILE@ADDR)."""
     image = elf if isinstance(elf, ImageSymbols) else ImageSymbols(elf)
     fast = resolve_fast_memory(image, binding.fast_memory)
     if binding.model_format == "tflite":
-        tables = _tflm_tables(image, binding, map_path, require_model)
+        tables = _tflm_tables(image, binding, map_path, require_model, arena, placed)
     else:
         tables = [resolve_bases(image, binding, references, require_model=require_model)]
     fact = image.lookup(fast.symbol, local=True) if fast.symbol else None
@@ -262,20 +270,20 @@ def apply_fast_memory(table: BaseAddressTable, fact: SymbolFact | None = None) -
                                 "read, replaces it")
     elif fast.given:
         new = replace(old, address=fast.address, symbol=fact, size_symbol=None, arena=None, offset=None,
-                      note=f"ethosu_init's fast memory replaces it: {fast.note}")
+                      note=f"ethosu_init's fast memory replaces it: {fast.note}", unknown="")
     else:
         return table
     return replace(table, bases=tuple(new if b is old else b for b in table.bases))
 
 
-def _tflm_tables(image: ImageSymbols, binding: Binding, map_path, require_model: bool):
-    models = tflm.find_models(image, binding)
+def _tflm_tables(image: ImageSymbols, binding: Binding, map_path, require_model: bool,
+                 spec: str | None = None, placed=None):
+    models = [placed] if placed is not None else tflm.find_models(image, binding)
     if not models:
         if require_model:
-            raise InputError(image.elf.name, "no Vela .tflite with an ethos-u operator found in "
-                             "the image's loadable sections (give the model with --model)")
+            raise InputError(image.elf.name, model_missing(image))
         return []
-    arena = tflm.find_arena(image, binding.arena, map_path)
+    arena = find_arena(image, binding.arena, map_path, spec)
     tables = []
     for m in models:
         for op in m.operators:
@@ -286,8 +294,9 @@ def _tflm_tables(image: ImageSymbols, binding: Binding, map_path, require_model:
                 address, size, note, bounds, offset = tflm.tensor_base(
                     i, name, tensor, m, arena, first.get(tensor.index))
                 first.setdefault(tensor.index, i)
-                fact = image.lookup(arena.name, local=True) if bounds and arena else None
-                bases.append(BoundBase(i, name, address, size, fact, None, note, bounds, offset))
+                fact = image.lookup(arena.name, local=True) if bounds and arena.name else None
+                bases.append(BoundBase(i, name, address or 0, size, fact, None, note, bounds,
+                                       offset, unknown=note if address is None else ""))
             stream = m.address + op.command_stream.data_offset
             tables.append(BaseAddressTable(binding.name, m.address, None, tuple(bases), m.data,
                                            stream, "tflite", m.symbol, op.number, arena))

@@ -17,15 +17,13 @@ base-address table each `ethos-u` operator passes to the driver.
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 
 from npu.read.tflite import IDENTIFIER, EthosuOperator, TflTensor, read_tflite
 from weaklink.analyze.targets import targets
-from weaklink.bind.binding import ArenaRule, Binding
+from weaklink.bind.binding import Binding
 from weaklink.errors import InputError
 from weaklink.read import elfstructs as S
 
@@ -37,31 +35,42 @@ class EmbeddedModel:
     data: bytes                 # the flatbuffer, up to the furthest byte its operators use
     operators: tuple[EthosuOperator, ...]
     offline_plan: str = "absent"    # Vela's offline memory plan: present, absent, or why unusable
+    placed: str = ""                # not in the image: where --model put it, and why there
 
 
 ARENA_ALIGNMENT = 16        # TFLM's MicroArenaBufferAlignment(): the arena's start is aligned up
 
 
+ARENA_OPTION = "--arena SYMBOL|SECTION|ADDR:SIZE"
+
+
 @dataclass(frozen=True)
 class Arena:
-    name: str
-    address: int
-    size: int
+    name: str | None
+    address: int | None         # None: the image does not say where the arena is
+    size: int | None
     source: str
     assumption: str = ""    # found by a naming convention: the interpreter is assumed to get it
 
     @property
-    def end(self) -> int:
-        return self.address + self.size
+    def unknown(self) -> bool:
+        return self.address is None
 
     @property
-    def head(self) -> int:
+    def end(self) -> int | None:
+        return None if self.unknown else self.address + (self.size or 0)
+
+    @property
+    def head(self) -> int | None:
         """Where TFLM's planned tensors start: the arena's address aligned up to 16."""
+        if self.unknown:
+            return None
         return (self.address + ARENA_ALIGNMENT - 1) & ~(ARENA_ALIGNMENT - 1)
 
     def to_json(self) -> dict:
         return {"name": self.name, "start": self.address, "end": self.end, "size": self.size,
-                "source": self.source, "head": self.head, "assumption": self.assumption or None}
+                "source": self.source, "head": self.head, "assumption": self.assumption or None,
+                "unknown": self.unknown, "option": ARENA_OPTION if self.unknown else None}
 
 
 def find_loaded(elf, needle: bytes, skip: int = 0):
@@ -117,69 +126,24 @@ def find_models(symbols, binding: Binding) -> list[EmbeddedModel]:
     return out
 
 
-_MAP_INPUT = r"^ {name}\s+(0x[0-9a-fA-F]+)\s+(0x[0-9a-fA-F]+)\s+(\S+)"
-
-
-def _from_map(map_path, section: str) -> tuple[int, int, str] | None:
-    """An input section's address, size and file from a GNU ld map (the memory-map listing)."""
-    try:
-        text = Path(map_path).read_text(errors="replace")
-    except OSError:
-        return None
-    m = re.search(_MAP_INPUT.format(name=re.escape(section)), text, re.M)
-    if m is None or int(m.group(2), 16) == 0:
-        return None
-    return int(m.group(1), 16), int(m.group(2), 16), m.group(3)
-
-
-def find_arena(symbols, rule: ArenaRule | None, map_path=None) -> Arena | None:
-    """The tensor arena: a symbol the binding names, its input section (with the map), or the
-    largest object whose name ends in the suffix."""
-    rule = rule or ArenaRule()
-    for name in rule.symbols:
-        fact = symbols.lookup(name, local=True)
-        if fact is not None:
-            return Arena(name, fact.address, fact.size, f"symbol `{name}` named by the binding")
-    if rule.input_section and map_path:
-        hit = _from_map(map_path, rule.input_section)
-        if hit:
-            name = _marker(symbols.image, hit[0]) or rule.input_section
-            return Arena(name, hit[0], hit[1], f"input section {rule.input_section} ({hit[2]}, map)",
-                         _assumed(name, f"the input section {rule.input_section}"))
-    if rule.symbol_suffix:
-        t = targets(symbols.image)
-        best = None
-        for row in np.flatnonzero((t.type == S.STT_OBJECT) & (t.size > 0)):
-            name = symbols.image.text(int(t.name_off[row]), int(t.name_len[row]))
-            if name.lower().endswith(rule.symbol_suffix.lower()) and (best is None or t.size[row] > best[2]):
-                best = (name, int(t.address[row]), int(t.size[row]))
-        if best:
-            return Arena(*best, f"symbol `{best[0]}` (name ends in {rule.symbol_suffix!r})",
-                         _assumed(best[0], f"the largest object whose name ends in {rule.symbol_suffix!r}"))
-    return None
-
-
-def _assumed(name: str, how: str) -> str:
-    return (f"the tensor arena TFLM's interpreter is given is `{name}` ({how}; name it under "
-            f"[arena] in a binding to state it)")
-
-
 def tensor_base(region: int, name: str, tensor: TflTensor, model: EmbeddedModel,
                 arena: Arena | None, same_as: int | None):
-    """(address, size, note, arena bounds, offset in the arena) of one table entry."""
+    """(address, size, note, arena bounds, offset in the arena) of one table entry; the
+    address is None for an arena tensor when the arena is unknown."""
     size = tensor.elements
     if tensor.data_offset is not None:
         address = model.address + tensor.data_offset
-        where = f"`{model.symbol}`" if model.symbol else f"the flatbuffer at {model.address:#x}"
+        where = f"`{model.symbol}`" if model.symbol else f"the flatbuffer at {model.address:#x}" + (
+            f" ({model.placed})" if model.placed else "")
         return address, size, (f"tensor `{tensor.name}`: buffer {tensor.buffer} at offset "
                                f"{tensor.data_offset:#x} of {where}"), None, None
     again = f", the same tensor as region {same_as}" if same_as is not None else ""
     if tensor.nbytes == 0:
         return 0, size, (f"tensor `{tensor.name}`{again} has 0 bytes: TFLM gives it no memory "
                          f"and passes NULL"), None, None
-    if arena is None:
-        return 0, size, (f"tensor `{tensor.name}`{again}: placed in the tensor arena by TFLM's "
-                         f"planner, and no arena was found (name it in the binding)"), None, None
+    if arena is None or arena.unknown:
+        return None, size, (f"tensor `{tensor.name}`{again}: in the tensor arena, which the "
+                            f"image does not say (give --arena)"), None, None
     bounds = (arena.address, arena.end)
     offset = tensor.offline_offset
     if offset is None or offset < 0:
@@ -196,3 +160,13 @@ def tensor_base(region: int, name: str, tensor: TflTensor, model: EmbeddedModel,
                   f"(the arena is too small)")
     return address, size, (f"tensor `{tensor.name}` ({size} B){again}: `{arena.name}` + {offset:#x} "
                            f"(offline memory plan){beyond}"), bounds, offset
+
+
+def placed_model(data: bytes, address: int, name: str, how: str) -> EmbeddedModel:
+    """A .tflite the image reads from `address` outside itself (--model FILE@ADDR): TFLM uses it
+    in place, so its weights are at `address` + the buffer's offset."""
+    model = read_tflite(data, name, 0)
+    if not model.operators:
+        raise InputError(name, "no ethos-u operator in this .tflite (compile it with Vela)")
+    return EmbeddedModel(address, None, data[:model.extent], model.operators, model.offline_plan,
+                         how)

@@ -205,6 +205,8 @@ def _load_single(st: State, insn: Insn, word) -> Flow:
         imm = h2 & 0xFFF
         st.set(rt, word(literal_base(insn.pc) + (imm if h1 >> 7 & 1 else -imm)))
     else:
+        if size == 2 and h1 >> 7 & 1 and rn != PC:        # LDR.W Rt, [Rn, #imm12]
+            st.load(insn.pc, rn, h2 & 0xFFF)
         st.clobber(rt, *((rn,) if writeback else ()))
     return Flow()
 

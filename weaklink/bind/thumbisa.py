@@ -96,8 +96,13 @@ class State:
     """A register file of known constants; `conditional` (inside an IT block) keeps a written
     register only when the new value equals the old, since the write may not happen."""
 
-    def __init__(self, regs: dict, conditional: bool):
-        self.regs, self.conditional = regs, conditional
+    def __init__(self, regs: dict, conditional: bool, loads: dict | None = None):
+        self.regs, self.conditional, self.loads = regs, conditional, loads
+
+    def load(self, pc: int, rn: int, offset: int) -> None:
+        """Note a word load from [Rn, #offset] (before Rt is written: Rt may be Rn)."""
+        if self.loads is not None:
+            self.loads[pc] = (self.regs.get(rn), offset)
 
     def get(self, r: int) -> int | None:
         return self.regs.get(r)

@@ -35,10 +35,13 @@ from weaklink.bind import tflm
 from weaklink.bind.readers import ReaderEvidence
 from weaklink.bind.references import from_dwarf
 from weaklink.bind.table import BoundBase, ImageSymbols, find_model
+from weaklink.bind.tflmcalls import links_tflm
 from weaklink.check.functional import default_inputs, functional_check
 from weaklink.check.report import CheckReport, FastScratch, OperatorCheck, worst
 from weaklink.check.static import fast_memory_findings, fast_scratch_findings, placement_findings
-from weaklink.check.unknown import binding_assumptions, cannot_tell_fast_memory
+from weaklink.check.model import place_model, split_model_option
+from weaklink.check.unknown import (binding_assumptions, cannot_tell_base, cannot_tell_fast_memory,
+                                    not_emulated, unknown_needed)
 from weaklink.errors import InputError
 from weaklink.read.image import Image
 
@@ -56,7 +59,7 @@ def detect_binding(symbols: ImageSymbols, model_given: bool) -> str:
         return "executorch-arm"
     except InputError:
         pass
-    if tflm.find_models(symbols, load_binding("tflm-ethosu")):
+    if tflm.find_models(symbols, load_binding("tflm-ethosu")) or links_tflm(symbols):
         return "tflm-ethosu"
     if model_given:
         return "executorch-arm"
@@ -68,18 +71,24 @@ def check(elf_path: str | Path, *, accelerator: str, system_config: str, memory_
           soc: str | None = None, map_path: str | Path | None = None,
           model_path: str | Path | None = None, binding: str | Path | None = None,
           vela_ini: str | Path | None = None, functional: bool = False,
-          link_inputs=()) -> CheckReport:
+          link_inputs=(), arena: str | None = None) -> CheckReport:
     """`link_inputs`: objects and archives of the link, whose relocations say which code reads
-    a pointer (weaklink.bind.readers)."""
+    a pointer (weaklink.bind.readers). `arena`: TFLM's tensor arena, SYMBOL|SECTION|ADDR:SIZE.
+    `model_path` may be FILE@ADDR: a .tflite the image reads from ADDR, outside itself."""
     elf_path = str(elf_path)
     acc = npu_accelerator(accelerator)
     board = board_for(acc, soc)          # one line, exit 2, for an NPU the SoC cannot carry
+    model_path, model_at = split_model_option(model_path)
     override = npu.load_model(model_path) if model_path else None
 
     # 1. the image, read once; the binding
     image = Image.from_path(elf_path)
     symbols = ImageSymbols(image)
     rules = load_binding(binding or detect_binding(symbols, override is not None))
+    placed = None
+    if rules.model_format == "tflite" and model_path:
+        placed = place_model(symbols, rules, model_path, model_at)
+        override = None if placed is not None else override
 
     # 2. analysis, with the pointer rule's symbols queried for attribution
     pointer_names = [n for r in rules.regions if r.source == "pointer" for n in r.symbols]
@@ -93,7 +102,7 @@ def check(elf_path: str | Path, *, accelerator: str, system_config: str, memory_
         refs = ReaderEvidence(image, dwarf=from_dwarf(image.elf),
                               link_inputs=link_inputs)
     tables = resolve_tables(symbols, rules, refs, map_path=map_path,
-                            require_model=override is None)
+                            require_model=override is None, arena=arena, placed=placed)
     if not tables:
         raise InputError(elf_path, f"the {rules.name} binding needs the model embedded in the image")
 
@@ -138,7 +147,7 @@ def _operator(table, override, elf_path, accelerator, system_config, memory_mode
     model = override or npu.load_model(table.model_bytes, f"{elf_path}:{label}",
                                        op=table.operator or 0)
     needs = npu.region_needs(model, accelerator)
-    cannot_tell = cannot_tell_fast_memory(table, needs)
+    cannot_tell = cannot_tell_fast_memory(table, needs) or cannot_tell_base(table, needs)
     if functional_image is not None and not cannot_tell and model.missing:
         cannot_tell = f"--functional needs {model.missing}"
     acc = npu_accelerator(accelerator)
@@ -154,7 +163,8 @@ def _operator(table, override, elf_path, accelerator, system_config, memory_mode
     run = dict(accelerator=accelerator, system_config=system_config, memory_mode=memory_mode,
                soc=board.name, bases=bases, vela_ini=vela_ini, stream_address=table.stream_address,
                fast_memory=fast_memory, fast_memory_size=fast_size)
-    result = npu.run(model, **run, functional=functional_image is not None, inputs=inputs)
+    result = not_emulated(run, needs) if unknown_needed(table, needs) else \
+        npu.run(model, **run, functional=functional_image is not None, inputs=inputs)
     ini = load_vela_ini(vela_ini)
     findings += placement_findings(result, needs, board, ini.system_config(system_config),
                                    ini.memory_mode(memory_mode), lambda cost_as: npu.run(model, **run, cost_as=cost_as),
@@ -172,13 +182,14 @@ def _emulated_bases(table):
     more, so the emulator bounds the region by the fast memory's size."""
     fast = table.fast_memory
     bases = [npu.Base(b.region, b.address, b.size) for b in table.bases]
+    known = [b for b, t in zip(bases, table.bases) if not t.unknown]    # never emulated at 0
     # size unknown: the driver substitutes, but its check cannot be judged
     if fast is None or not fast.given or fast.size is None or len(bases) <= FAST_SCRATCH_REGION:
-        return bases, 0, 0
+        return known, 0, 0
     if bases[FAST_SCRATCH_REGION].size > fast.size:
-        return bases, fast.address, fast.size      # the emulated driver fails the invoke
+        return known, fast.address, fast.size      # the emulated driver fails the invoke
     bases[FAST_SCRATCH_REGION] = npu.Base(FAST_SCRATCH_REGION, fast.address, fast.size)
-    return bases, 0, 0
+    return [b for b, t in zip(bases, table.bases) if not t.unknown], 0, 0
 
 
 def _union(ops) -> list:
@@ -202,7 +213,7 @@ def _attributed(table, analysis):
 
 
 def _fast_scratch(base: BoundBase | None, board) -> FastScratch | None:
-    if base is None:
+    if base is None or base.unknown:
         return None
     memory = board.memory_at(base.address) if base.address else None
     return FastScratch(base.symbol.binding if base.symbol else None, base.address, base.size,

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from weaklink.analyze.findings import SEVERITIES, Finding
 from weaklink.bind.table import BaseAddressTable, BoundBase
+from weaklink.bind.tflm import ARENA_OPTION
 from weaklink.check.static import defined_by
 
 SCHEMA_VERSION = 1
@@ -143,11 +144,12 @@ class CheckReport:
         """The TFLM facts a reader needs before the table: binding, arena, fast memory."""
         t, out = self.table, []
         if t.model_format == "tflite":
-            out.append(f"binding {t.binding}: model `{t.model_symbol or '?'}` at "
-                       f"{t.model_address:#x}")
+            out.append(f"binding {t.binding}: model " + (f"`{t.model_symbol}` " if t.model_symbol else "")
+                       + f"at {t.model_address:#x}")
             a = t.arena
-            out.append(f"tensor arena: `{a.name}` [{a.address:#x}, {a.end:#x}), {a.size} bytes "
-                       f"({a.source})" if a else "tensor arena: not found")
+            out.append(f"tensor arena: unknown: {a.source} (give {ARENA_OPTION})" if a is None or a.unknown
+                       else f"tensor arena: `{a.name or '?'}` [{a.address:#x}, {a.end:#x}), "
+                            f"{a.size} bytes ({a.source})")
             placed = [b for b in t.bases if b.arena is not None]
             planned = sum(b.offset is not None for b in placed)
             if placed:
@@ -230,14 +232,14 @@ def _bases_table(table: BaseAddressTable, run) -> list[str]:
     rows = [("region", "name", "base", "size", "memory", "port", "from")]
     for b in table.bases:
         p = ports.get(b.region)
-        rows.append((str(b.region), b.name, f"{b.address:#010x}", str(b.size),
+        rows.append((str(b.region), b.name, "unknown" if b.unknown else f"{b.address:#010x}", str(b.size),
                      (p.memory if p else None) or "-", (p.port if p else None) or "-", b.note))
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     return ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
 
 
 def _provenance(base: BoundBase) -> str:
-    text = f"region {base.region} base {base.address:#x} ← "
+    text = f"region {base.region} base {'unknown' if base.unknown else f'{base.address:#x}'} ← "
     sym = base.symbol
     if sym is None or sym.binding == "local" or base.arena is not None or "passes 0/0" in base.note:
         return text + base.note
@@ -251,7 +253,8 @@ def _evidence_line(ev) -> str:
 
 
 def _base_json(b: BoundBase, port) -> dict:
-    return {"region": b.region, "name": b.name, "address": b.address, "size": b.size,
+    return {"region": b.region, "name": b.name, "address": None if b.unknown else b.address,
+            "size": b.size, "unknown": b.unknown or None,
             "symbol": b.symbol.name if b.symbol else None,
             "binding": b.symbol.binding if b.symbol else None,
             "defined_in": b.symbol.defined_in if b.symbol else None,

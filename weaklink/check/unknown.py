@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 from weaklink.bind.fastmem import DRIVER_CHECK, FAST_MEMORY_INDEX
+from weaklink.bind.tflm import ARENA_OPTION
 
 
 def binding_assumptions(tables) -> tuple[str, ...]:
@@ -38,3 +39,29 @@ def cannot_tell_fast_memory(table, needs: dict[int, int]) -> str | None:
                 f"{base.size} bytes and the stream's {needs.get(FAST_MEMORY_INDEX, 0)} bytes "
                 f"in region {FAST_MEMORY_INDEX} cannot be judged")
     return None
+
+
+def unknown_needed(table, needs: dict[int, int]) -> list:
+    """The bases the stream uses that the image does not say (a tensor arena not known)."""
+    return [b for b in table.bases if b.unknown and b.region in needs]
+
+
+def cannot_tell_base(table, needs: dict[int, int]) -> str | None:
+    """Why a stream that uses a base the image does not say cannot be emulated."""
+    missing = unknown_needed(table, needs)
+    if not missing:
+        return None
+    regions = ", ".join(f"{b.region} ({b.name})" for b in missing)
+    arena = table.arena
+    why = arena.source if arena is not None else "no tensor arena was found"
+    return (f"the stream uses region{'s' if len(missing) > 1 else ''} {regions} in TFLM's tensor "
+            f"arena, and {why} (give {ARENA_OPTION})")
+
+
+def not_emulated(run: dict, needs: dict[int, int]):
+    """The result of a stream that is not emulated: its bases are not known (status `unknown`,
+    no cycles); nothing is run at a 0 that means "not found"."""
+    from npu.report import RunResult
+
+    return RunResult("unknown", None, run["accelerator"], run["system_config"], run["memory_mode"],
+                     run["soc"], (), {"total": 0}, {}, {}, (), 0.0)

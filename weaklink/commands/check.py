@@ -18,7 +18,12 @@ def add_parser(sub) -> None:
     p.add_argument("firmware", help="linked firmware image (ELF)")
     add_npu_target(p, "SoC memory map preset (default: corstone-300 for U55/U65, corstone-320 for U85)")
     p.add_argument("--map", help="the GNU ld map file of the link (-Map), for attribution and archive findings")
-    p.add_argument("--model", help="the compiled model (npz, tflite, vela_bin_stream blob) instead of the one embedded in the image")
+    p.add_argument("--model", metavar="FILE[@ADDR]",
+                   help="the compiled model (npz, tflite, vela_bin_stream blob) instead of the one embedded "
+                        "in the image; FILE@ADDR: a .tflite the image reads from ADDR, outside itself")
+    p.add_argument("--arena", metavar="SYMBOL|SECTION|ADDR:SIZE",
+                   help="TFLM's tensor arena, when the image does not say it (a symbol, an output section, "
+                        "an input section of --map, or an address and size)")
     p.add_argument("--binding", default=None,
                    help="binding preset name or TOML file: which symbols feed which NPU region (default: "
                         "detected, executorch-arm for a vela_bin_stream blob, tflm-ethosu for a Vela .tflite)")
@@ -52,7 +57,7 @@ def run(args) -> int:
     report = check(args.firmware, accelerator=args.accelerator, system_config=args.system_config,
                    memory_mode=args.memory_mode, soc=args.soc, map_path=args.map,
                    model_path=args.model, binding=args.binding, vela_ini=args.vela_ini,
-                   functional=args.functional, link_inputs=args.link_input)
+                   functional=args.functional, link_inputs=args.link_input, arena=args.arena)
     if args.plot:
         from weaklink.check.plot import plot
 

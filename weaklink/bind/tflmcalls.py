@@ -1,0 +1,212 @@
+"""What an application hands TensorFlow Lite Micro, read from the image's code: the tensor
+arena and where the model is read from.
+
+TFLM's entry points, matched by their demangled names (several overloads across TFLM versions;
+GCC emits the C1 and C2 constructors, often at one address; a BL to GNU ld's long-branch stub
+`__<name>_veneer` is a call of it). Under the AAPCS a constructor's
+`this` travels in r0, so its arguments start at r1:
+- `tflite::MicroInterpreter::MicroInterpreter(tflite::Model const*, tflite::MicroOpResolver
+  const&, unsigned char* tensor_arena, unsigned int tensor_arena_size, ...)`: the model in r1,
+  the arena in r3 (its size on the stack); the overload taking a `tflite::MicroAllocator*`
+  instead gets its arena through `MicroAllocator::Create`;
+- `tflite::MicroAllocator::Create(unsigned char* tensor_arena, unsigned int arena_size, ...)`:
+  the arena in r0, its size in r1;
+- `tflite::GetModel(void const* buf)`: the flatbuffer in r0. Most TFLM versions define it
+  inline (schema_generated.h: `flatbuffers::GetRoot<Model>(buf)`, a word load from `buf`
+  then `buf` plus that word): then the word loads of the function that constructs the
+  interpreter, from a constant address, tell where the model is read from.
+
+A value counts when the code before the call holds it as a constant (weaklink.bind.callsite),
+or when the call passes on the calling function's own argument untouched and each call of that
+function passes a constant (one level). Calls made by TFLM itself (functions in `tflite::`)
+count only through what they pass on: TFLM's own Create calls get an aligned copy of the arena.
+A value the code computes at run time (a pointer an allocator returns, a field of an object)
+is unknown, and said so.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from weaklink.analyze.targets import targets as symbol_columns
+from weaklink.bind import callsite
+from weaklink.bind.fastmem import symbol_at
+from weaklink.demangle import demangle
+from weaklink.read import elfstructs as S
+
+ARENA_TYPE = "unsigned char*"
+MANGLED = (b"6tflite16MicroInterpreterC", b"6tflite14MicroAllocator6Create", b"6tflite8GetModel")
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One TFLM entry point: the registers its arena, arena size and model arrive in."""
+    address: int
+    name: str                       # demangled
+    arena: int | None = None
+    size: int | None = None
+    model: int | None = None        # the flatbuffer itself (GetModel), not a Model*
+    constructs: bool = False        # a MicroInterpreter constructor
+
+
+@dataclass(frozen=True)
+class Passed:
+    """What one call hands an entry point in one register."""
+    call_site: int
+    callee: str
+    value: int | None               # None: not a constant the code shows
+    size: int | None
+    where: str                      # how it was read
+
+
+def parameters(demangled: str) -> list[str]:
+    """The parameter types of a demangled function name."""
+    inner = demangled[demangled.find("(") + 1:demangled.rfind(")")]
+    out, depth, cur = [], 0, ""
+    for ch in inner:
+        depth += ch in "<(" and 1 or (ch in ">)" and -1 or 0)
+        if ch == "," and depth == 0:
+            out.append(cur.strip())
+            cur = ""
+        else:
+            cur += ch
+    return out + ([cur.strip()] if cur.strip() else [])
+
+
+def entries(image) -> dict[int, Entry]:
+    """TFLM's entry points linked in the image, by address."""
+    t = symbol_columns(image)
+    rows = np.flatnonzero(t.type == S.STT_FUNC)
+    names = image.cut_names(t.name_off[rows])
+    out = {}
+    for row, raw in zip(rows, names):
+        if not any(m in raw for m in MANGLED):
+            continue
+        text = raw.decode("ascii", "replace")
+        if text.startswith("__") and text.endswith("_veneer"):
+            text = text[2:-len("_veneer")]    # GNU ld's long-branch stub: a call of the callee
+        name = demangle(text)
+        params, address = parameters(name), int(t.address[row]) & ~1
+        if name.startswith("tflite::MicroInterpreter::MicroInterpreter("):
+            arena = len(params) > 2 and params[2] == ARENA_TYPE
+            out[address] = Entry(address, name, 3 if arena else None, None, None, True)
+        elif name.startswith("tflite::MicroAllocator::Create(") and params[:1] == [ARENA_TYPE]:
+            out[address] = Entry(address, name, 0, 1)
+        elif name == "tflite::GetModel(void const*)":
+            out[address] = Entry(address, name, model=0)
+    return out
+
+
+def _in_tflm(image, function: int) -> bool:
+    name = symbol_at(image, function)
+    return bool(name) and demangle(name).startswith("tflite::")
+
+
+class Calls:
+    """The calls of TFLM's entry points in one image, read once, with the calls of the
+    functions that pass an argument on to them."""
+
+    def __init__(self, image):
+        self.image = image
+        self.entries = entries(image)
+        self.calls = callsite.calls_to(image, set(self.entries)) if self.entries else []
+        follow = {c.function for c in self.calls if c.passed}
+        follow |= {c.function for c in self.calls if c.target in self.entries and
+                   self.entries[c.target].constructs and not _in_tflm(image, c.function)}
+        self.callers = callsite.calls_to(image, follow) if follow else []
+
+    def _callers(self, function: int) -> list[callsite.CodeCall]:
+        return [c for c in self.callers if c.target == function]
+
+    def _values(self, call, reg: int, callee: str, depth: int = 0) -> list[Passed]:
+        """What `call` passes in `reg`: a constant, or, passed on, what each call of the
+        calling function passes."""
+        name = symbol_at(self.image, call.function)
+        name = demangle(name).split("(")[0] if name else f"{call.function:#x}"
+        if reg in call.values:
+            return [Passed(call.call_site, callee, call.values[reg], None,
+                           f"the code before the call of {callee} at {call.call_site:#x}")]
+        if reg in call.passed and depth == 0:
+            callers = self._callers(call.function)
+            out = []
+            for c in callers:
+                for p in self._values(c, call.passed[reg], callee, 1):
+                    out.append(Passed(p.call_site, callee, p.value, None,
+                                      f"{p.where.replace(f'of {callee} ', f'of `{name}` ')}"
+                                      f", which hands it on to {callee} at {call.call_site:#x}"))
+            if out:
+                return out
+        if _in_tflm(self.image, call.function) and depth == 0:
+            return []                       # TFLM's own call with a value it computed
+        why = call.note or "not a constant there (computed at run time: a pointer returned by " \
+                           "a function, loaded from memory, or an argument)"
+        return [Passed(call.call_site, callee, None, None,
+                       f"the call of {callee} at {call.call_site:#x} in `{name}`: {why}")]
+
+    def arena(self) -> list[Passed]:
+        """What every call hands TFLM as the tensor arena."""
+        out = []
+        for c in self.calls:
+            e = self.entries.get(c.target)
+            if e is None or e.arena is None:
+                continue
+            for p in self._values(c, e.arena, e.name.split("(")[0]):
+                size = c.values.get(e.size) if e.size is not None and p.call_site == c.call_site else None
+                out.append(Passed(p.call_site, p.callee, p.value, size, p.where))
+        return list({(p.call_site, p.value): p for p in out}.values())
+
+    def model_addresses(self) -> list[tuple[int, str]]:
+        """Constant addresses outside the image's sections that the code reads the model from:
+        GetModel's argument, or, GetModel inlined, a word load at offset 0 of a constant address in
+        the function that constructs the interpreter."""
+        found = {}
+        for c in self.calls:
+            e = self.entries.get(c.target)
+            if e is None or e.model is None:
+                continue
+            for p in self._values(c, e.model, "tflite::GetModel"):
+                if p.value is not None:
+                    found.setdefault(p.value, p.where)
+        functions = {c.function: c for c in self.calls
+                     if c.target in self.entries and self.entries[c.target].constructs
+                     and not _in_tflm(self.image, c.function)}
+        for function, call in functions.items():
+            name = demangle(symbol_at(self.image, function) or f"{function:#x}")
+            for pc, load in sorted(call.loads.items()):
+                if isinstance(load, int):
+                    found.setdefault(load, f"a word load at {pc:#x} in `{name}`")
+                elif load[2] == 0:
+                    for c in self._callers(function):
+                        if load[1] in c.values:
+                            found.setdefault(c.values[load[1]], f"a word load at {pc:#x} in "
+                                             f"`{name}` from its argument r{load[1]}, "
+                                             f"{c.values[load[1]]:#x} at the call at {c.call_site:#x}")
+        return [(a, w) for a, w in found.items()
+                if a % 4 == 0 and self.image.section_at(a) is None and a >= 0x1000]
+
+
+def calls_of(image) -> Calls:
+    """The image's Calls, read once per image."""
+    found = getattr(image, "_tflm_calls", None)
+    if found is None:
+        found = Calls(image)
+        image._tflm_calls = found
+    return found
+
+
+def model_missing(symbols) -> str:
+    """Why a TFLM image has no model to check, and the option that supplies it."""
+    found = calls_of(symbols.image).model_addresses()
+    if found:
+        first, where = found[0]
+        more = "".join(f"; also {a:#x} ({w})" for a, w in found[1:])
+        return (f"model read from {first:#x}, not in the image ({where}{more}): give "
+                f"--model FILE@{first:#x}")
+    return ("no Vela .tflite with an ethos-u operator in the image's loadable sections, and the "
+            "code does not show where the model is read from (give --model FILE@ADDR)")
+
+
+def links_tflm(symbols) -> bool:
+    """TFLM's interpreter is linked (its constructor, under any overload)."""
+    return any(e.constructs for e in entries(symbols.image).values())
