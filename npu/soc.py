@@ -53,6 +53,7 @@ class SocMemory:
     source: tuple[str, ...] = ()        # citations
     alias_of: str | None = None         # an alias: the memory's name
     timing_assumption: str | None = None  # why its Vela class times it, when no source says
+    port_timing: bool = False           # timed as its port's class where the config lacks its own
 
     def contains(self, address: int, size: int = 1) -> bool:
         return self.origin <= address and address + max(size, 1) <= self.origin + self.length
@@ -270,7 +271,9 @@ VELA_CLASSES = ("Sram", "Dram", "OnChipFlash", "OffChipFlash")
 def timing(soc: Soc, sysconf: SystemConfig, mem: SocMemory | None, port: str) -> Timing:
     """How the emulator times traffic to `mem`: as the memory's own Vela class (its `kind`)
     with the system config's parameters for that class; a class the config does not describe
-    has Vela's defaults for it (an assumption, said). A memory with no Vela class of its own
+    has Vela's defaults for it (an assumption, said), unless the SoC shapes that memory's
+    traffic per port (`port_timing`: the Corstones' timing adapters): then the class the config
+    puts on the port. A memory with no Vela class of its own
     (TCM, BRAM, ROM) is timed as the class the config puts on the area whose memory it is, else
     as the class the config puts on its port (an assumption)."""
     on_port = sysconf.axi0_port if soc.ports.index(port) == 0 else sysconf.axi1_port
@@ -280,6 +283,8 @@ def timing(soc: Soc, sysconf: SystemConfig, mem: SocMemory | None, port: str) ->
         note = f" ({mem.timing_assumption})" if mem.timing_assumption else ""
         if mem.kind in sysconf.described:
             return Timing(mem.kind, f"{soc.name}: {mem.label} is timed as {mem.kind}{note}" if note else None)
+        if mem.port_timing:             # the SoC shapes each port's traffic (timing adapters)
+            return Timing(on_port)
         return Timing(mem.kind, f"{soc.name}: {mem.label} is {mem.kind}{note}, which {sysconf.name} does not "
                                 f"describe: its traffic is timed with Vela's defaults for {mem.kind} "
                                 f"(clock scale 1.0, burst 32, no latency)")

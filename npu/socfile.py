@@ -16,7 +16,7 @@ PRESET_KEYS = {"name", "npus", "npus_source", "ports", "areas", "areas_source", 
                "memories", "aliases", "npu_base", "npu_base_source", "accelerators", "remap",
                "port_rule", "assumptions"}
 MEMORY_KEYS = {"name", "origin", "length", "kind", "npu", "ports", "assumed_ports", "source", "why",
-               "assumption", "timing_assumption"}
+               "assumption", "timing_assumption", "timing"}
 
 
 class _Checker:
@@ -116,13 +116,17 @@ def _memory(c: _Checker, m: dict, k: int, ports, cite) -> SocMemory:
     for p in documented + assumed:
         if ports and p not in ports:
             c.fail(f"{where}ports", f"{p!r} is not one of ports {list(ports)}")
+    timing = c.get(m, "timing", where, str, default="class")
+    if timing not in ("class", "port"):
+        c.fail(f"{where}timing", f"expected \"class\" or \"port\", got {timing!r}")
     if not reach and not m.get("why"):
         c.fail(f"{where}why", "missing (a memory the NPU cannot reach says why)")
     return SocMemory(c.get(m, "name", where, str, required=True), c.get(m, "origin", where, int, required=True),
                      c.get(m, "length", where, int, required=True), kind,
                      documented + assumed if reach else (), reach, documented,
                      c.get(m, "assumption", where, str), c.get(m, "why", where, str),
-                     cite(m.get("source", ())), None, c.get(m, "timing_assumption", where, str))
+                     cite(m.get("source", ())), None, c.get(m, "timing_assumption", where, str),
+                     timing == "port")
 
 
 def _remap(c: _Checker, r: dict, k: int, cite) -> Remap:
