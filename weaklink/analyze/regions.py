@@ -98,6 +98,13 @@ SOC_TOML = os.path.join(os.path.dirname(npu.__file__), "data", "soc.toml")
 
 
 def from_board(board: str) -> RegionMap:
+    """A preset's memories, or a SoC file's (FILE.toml in the schema of soc.toml, or a Zephyr
+    build's zephyr.dts: npu.soc reads and checks it)."""
+    if board.endswith((".toml", ".dts")) or os.sep in board:
+        from npu.soc import load_soc
+
+        soc = load_soc(board)
+        return RegionMap(tuple(Region(m.name, m.origin, m.length) for m in soc.memories), "board")
     # tomllib (with the typing and regex compiles it brings, 5-9 ms) is imported when --board
     # asks for a preset: start-up is most of a small `analyze` run
     import tomllib

@@ -115,8 +115,8 @@ def check(elf_path: str | Path, *, accelerator: str, system_config: str, memory_
                        needs=main.needs, findings=tuple(findings + _union(ops)), run=main.run,
                        operators=tuple(ops), functional=main.functional,
                        assumptions=binding_assumptions(tables) + _assumptions(ops, rules) + (
-                           () if soc_unknown else hooks.assumptions) + tuple(
-                           dict.fromkeys(a for op in ops for a in op.run.assumptions)),
+                           () if soc_unknown else hooks.assumptions + tuple(
+                               dict.fromkeys(a for op in ops for a in op.run.assumptions))),
                        cannot_tell=main.cannot_tell)
 
 

@@ -99,16 +99,20 @@ def choose(image, acc, given: str | None) -> SocChoice:
         return SocChoice(soc, why, base)
     fallback = board_for(acc, None)
     if base.address is not None:
-        for name in soc_names():
-            soc = load_soc(name)
-            if base.address in soc.npu_base and acc.family in soc.npus and \
-                    (not soc.accelerators or acc.name in soc.accelerators):
-                gap = outside(image, soc)
-                if gap is None:
-                    return SocChoice(board_for(acc, name), f"the image passes {INIT} {base.address:#x}, "
-                                     f"{soc.name}'s NPU register page ({base.source}), and loads inside "
-                                     f"its memory map", base)
-                return SocChoice(fallback, "", base, _unknown(gap, soc, base))
+        # the presets whose NPU is there; one that carries this very accelerator first (the
+        # Ensemble E7's HE and HP cores see their NPUs at the same address)
+        matches = [s for s in map(load_soc, soc_names()) if base.address in s.npu_base and acc.family in s.npus]
+        matches.sort(key=lambda s: acc.name not in s.accelerators)
+        for soc in matches:
+            gap = outside(image, soc)
+            if gap is None:
+                note = (f" (it carries {' or '.join(soc.accelerators)}, not {acc.name})"
+                        if soc.accelerators and acc.name not in soc.accelerators else "")
+                return SocChoice(board_for(acc, soc.name), f"the image passes {INIT} {base.address:#x}, "
+                                 f"{soc.name}'s NPU register page ({base.source}), and loads inside "
+                                 f"its memory map{note}", base)
+        if matches:
+            return SocChoice(fallback, "", base, _unknown(outside(image, matches[0]), matches[0], base))
     gap = outside(image, fallback)
     if gap is not None:
         return SocChoice(fallback, "", base, _unknown(gap, fallback, base))

@@ -69,7 +69,7 @@ def driver_hooks(image, soc: Soc, memory_mode: str) -> DriverHooks:
                                 f"(address & {r.mask:#x}) + {r.target:#x}" for r in soc.remaps)
             assumed.append(f"the image overrides the driver's weak {REMAP} with a strong definition; "
                            f"the NPU is assumed to get each address through {soc.name}'s declared "
-                           f"local -> global aliases ({windows}; {soc.remaps[0].source[0] if soc.remaps[0].source else 'no source'}): "
+                           f"local -> global aliases ({windows}; {_short(soc.remaps[0].source)}): "
                            f"the override's code is not read")
         else:
             unknown.append(f"the image overrides the driver's weak {REMAP} with a strong definition, and "
@@ -81,10 +81,15 @@ def driver_hooks(image, soc: Soc, memory_mode: str) -> DriverHooks:
             assumed.append(f"the image overrides the driver's weak {CONFIG} with a strong definition; "
                            f"ports are assumed to follow {soc.name}'s documented rule: NPU addresses at "
                            f"or above {rule.at_or_above:#x} go out on {rule.port}, the others on the "
-                           f"memory mode's REGIONCFG ({rule.source[0] if rule.source else 'no source'}): "
+                           f"memory mode's REGIONCFG ({_short(rule.source)}): "
                            f"the override's code is not read")
         else:
             unknown.append(f"the image overrides the driver's weak {CONFIG} with a strong definition, and "
                            f"{soc.name} documents no port rule: the AXI port of each region cannot be told "
                            f"(give --soc with the SoC's port_rule)")
     return DriverHooks(soc, memory_mode, remap, config, tuple(assumed), "; ".join(unknown) or None)
+
+
+def _short(sources: tuple[str, ...]) -> str:
+    """A citation's file and name, without the facts it lists (soc.toml holds those)."""
+    return sources[0].split(": ")[0] if sources else "no source"
