@@ -4,9 +4,11 @@ preprocessed source Zephyr writes next to zephyr.elf).
 What the devicetree says: the memories (nodes named `memory@…` or `sram@…`, `compatible =
 "mmio-sram"`, or with a `zephyr,memory-region` name) with their `reg`, and the NPU (the node with
 `compatible = "arm,ethos-u"`: its `reg` is the register page ethosu_init is given, `interrupts`
-its IRQ). What it does not say, which NPU port reaches which memory, is an assumption the
-report prints: every memory is assumed reachable through either port, but a TCM (by its name),
-which is assumed private to the CPU as on Arm's Corstone-300.
+its IRQ). What it does not say, which NPU port reaches which memory and how fast, is an
+assumption the report prints: every memory is assumed reachable through either port, but a TCM
+(by its name), which is assumed private to the CPU as on Arm's Corstone-300; its Vela class
+comes from its name, and where the system config does not describe that class, its traffic is
+timed as the class the config puts on the port.
 """
 from __future__ import annotations
 
@@ -140,10 +142,10 @@ def from_dts(path: str | Path) -> Soc:
             else:
                 mems.append(SocMemory(name, origin, size, kind, ("AXI0", "AXI1"), True, (),
                                       f"{path.name}: the NPU is assumed to reach {name} through either port "
-                                      f"(the devicetree does not say which memories the NPU's ports reach)",
-                                      None, (src,),
-                                      timing_assumption=f"its Vela class {kind} is assumed from the "
-                                                        f"node's name and type"))
+                                      f"(the devicetree does not say which memories the NPU's ports reach), "
+                                      f"timed as {kind} (from the node's name and type) where the system "
+                                      f"config describes {kind}, else as the class it puts on that port",
+                                      None, (src,), port_timing=True))
     if not mems:
         raise InputError(path, "no memory node (memory@…, sram@…, mmio-sram or zephyr,memory-region "
                                "with a reg) in the devicetree")
