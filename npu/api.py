@@ -31,15 +31,16 @@ def _default_bases(model, soc, sysconf, mode) -> list[Base]:
     return [Base(r, address, sizes.get(r, 0)) for r, address in sorted(placements.items())]
 
 
-def _bindings(bases, soc, sysconf, mode, regions, cost_as=None) -> tuple[dict[int, RegionBinding], list[str]]:
+def _bindings(bases, soc, sysconf, mode, regions, cost_as=None, ports=None) -> tuple[dict[int, RegionBinding], list[str]]:
     """Each region's base, size, AXI port, the memory its base hits and the timing class, and
     the assumptions that timing rests on. `cost_as` (region -> Vela class) times a region as
-    another memory: what the same stream costs with the region where the memory mode put it."""
+    another memory: what the same stream costs with the region where the memory mode put it.
+    `ports` (region -> port) overrides REGIONCFG: what a firmware's ethosu_config_select chose."""
     given = {b.region: b for b in bases}
     out, assumed = {}, []
     for r in sorted(set(given) | regions):
         b = given.get(r, Base(r, 0, 0))        # a BASEP never written reads as 0
-        port = region_port(soc, mode.name, r)
+        port = (ports or {}).get(r) or region_port(soc, mode.name, r)
         mem = soc.memory_at(b.address)
         t = timing(soc, sysconf, mem, port)
         if t.assumption and t.assumption not in assumed and r in regions:
@@ -49,12 +50,12 @@ def _bindings(bases, soc, sysconf, mode, regions, cost_as=None) -> tuple[dict[in
     return out, assumed
 
 
-def _stream_fetch(model, soc, memory_mode, stream_address) -> tuple[str | None, tuple[str, ...]]:
+def _stream_fetch(model, soc, memory_mode, stream_address, port=None) -> tuple[str | None, tuple[str, ...]]:
     """QBASE: the NPU fetches the command stream through the QCONFIG port. Checked only when
     the caller says where the stream is (0 = not given): the failure, and the assumptions."""
     if not stream_address:
         return None, ()
-    port = stream_port(soc, memory_mode)
+    port = port or stream_port(soc, memory_mode)
     address = stream_address + model.cop1.stream_offset
     r = reach(soc, port, address, len(model.cop1.stream))
     if not r.ok:
@@ -110,12 +111,14 @@ def run(model: Model | str | Path | bytes, *, accelerator: str, system_config: s
         soc: str | None = None, bases: list[Base] | None = None, vela_ini: str | Path | None = None,
         stream_address: int = 0, fast_memory: int = 0, fast_memory_size: int = 0,
         budget: int = DEFAULT_BUDGET, functional: bool = False, inputs=None,
-        cost_as: dict[int, str] | None = None) -> RunResult:
+        cost_as: dict[int, str] | None = None, ports: dict[int, str] | None = None) -> RunResult:
     """Emulate one inference. Bad input raises InputError; everything else is a RunResult.
     With ``functional=True`` the stream also computes on bytes: ``inputs`` (one array per
     model input) go where Vela placed them and ``result.functional.outputs`` holds the outputs.
     ``cost_as`` (region -> Vela memory class) times those regions as that memory instead of the
-    one their base hits: the cycles of the placement the memory mode assumed."""
+    one their base hits: the cycles of the placement the memory mode assumed. ``ports``
+    (region -> AXI port; -1 the command stream) replaces the memory mode's REGIONCFG (QCONFIG)
+    for those regions: the ports a firmware's own ``ethosu_config_select`` picks."""
     model = model if isinstance(model, Model) else load_model(model)
     acc = _accel(accelerator)
     ini = load_vela_ini(vela_ini)
@@ -130,8 +133,9 @@ def run(model: Model | str | Path | bytes, *, accelerator: str, system_config: s
     driver = invoke_checks(model.cop1.data, bases, acc, stream_address=stream_address,
                            fast_memory=fast_memory, fast_memory_size=fast_memory_size)
     # A *_REGION register the stream never writes reads as 0, so every stream can reach region 0.
-    bindings, timed = _bindings(driver.bases, board, sysconf, mode, model.regions_used() | {0}, cost_as)
-    fetch, fetch_assumed = _stream_fetch(model, board, mode.name, stream_address) if driver.ok else (None, ())
+    bindings, timed = _bindings(driver.bases, board, sysconf, mode, model.regions_used() | {0}, cost_as, ports)
+    fetch, fetch_assumed = _stream_fetch(model, board, mode.name, stream_address,
+                                         (ports or {}).get(-1)) if driver.ok else (None, ())
     if not driver.ok:
         execution = Execution("error", f"driver: ethosu_invoke_v3 returns -1: {driver.reason}", 0, [])
     elif fetch:

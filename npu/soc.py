@@ -52,6 +52,8 @@ class SocMemory:
     why: str | None = None              # why the NPU cannot reach it
     source: tuple[str, ...] = ()        # citations
     alias_of: str | None = None         # an alias: the memory's name
+    timing_assumption: str | None = None  # why its Vela class times it, when no source says
+    port_timing: bool = False           # timed as its port's class where the config lacks its own
 
     def contains(self, address: int, size: int = 1) -> bool:
         return self.origin <= address and address + max(size, 1) <= self.origin + self.length
@@ -59,6 +61,37 @@ class SocMemory:
     @property
     def label(self) -> str:
         return self.alias_of or self.name
+
+
+@dataclass(frozen=True)
+class Remap:
+    """A CPU-local window onto a memory and the global address every other manager (the NPU)
+    reaches it at: `(address & mask) + target` for an address in [origin, origin + length)."""
+    name: str
+    origin: int
+    length: int
+    mask: int
+    target: int
+    source: tuple[str, ...] = ()
+
+    def contains(self, address: int) -> bool:
+        return self.origin <= address < self.origin + self.length
+
+    def apply(self, address: int) -> int:
+        return (address & self.mask) + self.target
+
+
+@dataclass(frozen=True)
+class PortRule:
+    """What the SoC's documented `ethosu_config_select` override does: a region (or the command
+    stream) whose NPU address is at or above `at_or_above` goes out on `port`; the others keep
+    the memory mode's REGIONCFG."""
+    at_or_above: int
+    port: str
+    source: tuple[str, ...] = ()
+
+    def port_for(self, address: int, default: str) -> str:
+        return self.port if address >= self.at_or_above else default
 
 
 @dataclass(frozen=True)
@@ -71,6 +104,18 @@ class Soc:
     areas: dict | None = None           # Vela's Axi0/Axi1 -> the SoC memory behind it
     unmapped: str = ""
     npus_source: tuple[str, ...] = ()
+    npu_base: tuple[int, ...] = ()      # where the NPU's registers are (each alias)
+    npu_base_source: tuple[str, ...] = ()
+    accelerators: tuple[str, ...] = ()  # the accelerator configs it carries (empty: any of npus)
+    remaps: tuple[Remap, ...] = ()      # CPU-local aliases -> the global address the NPU reaches
+    port_rule: PortRule | None = None
+    origin: str = "preset"              # "preset", or the file it was read from
+    assumptions: tuple[str, ...] = ()   # what a map read from a file does not tell
+
+    def remap(self, address: int) -> int:
+        """The global address of a CPU-local one (what the SoC's remap hook returns)."""
+        r = next((r for r in self.remaps if r.contains(address)), None)
+        return r.apply(address) if r is not None else address
 
     @property
     def npu(self) -> str:
@@ -106,30 +151,22 @@ def soc_names() -> list[str]:
     return list(_soc_table())
 
 
-def _cite(keys, sources) -> tuple[str, ...]:
-    return tuple(sources.get(k, k) for k in keys)
-
-
 @functools.lru_cache(maxsize=None)
 def load_soc(name: str) -> Soc:
+    """A preset of npu/data/soc.toml by name, or a file: a TOML in that schema (a user's own SoC)
+    or a Zephyr build's devicetree (`build/zephyr/zephyr.dts`)."""
+    from npu import socfile
+
     table = _soc_table()
-    if name not in table:
-        raise InputError(None, f"unknown SoC preset {name!r} (known: {', '.join(table)})")
-    s = table[name]
-    sources = s.get("sources", {})
-    mems = []
-    for m in s["memories"]:
-        documented = tuple(m.get("ports", ()))
-        mems.append(SocMemory(m["name"], m["origin"], m["length"], m["kind"],
-                              documented + tuple(m.get("assumed_ports", ())) if m.get("npu", True) else (),
-                              m.get("npu", True), documented, m.get("assumption"), m.get("why"),
-                              _cite(m.get("source", ()), sources)))
-    by_name = {m.name: m for m in mems}
-    aliases = tuple(replace(by_name[a["of"]], name=a["name"], origin=a["origin"], length=a["length"],
-                            source=by_name[a["of"]].source + _cite(a.get("source", ()), sources), alias_of=a["of"])
-                    for a in s.get("aliases", ()))
-    return Soc(name, tuple(s["npus"]), tuple(s["ports"]), tuple(mems), aliases, dict(s.get("areas", {})),
-               s.get("unmapped", ""), _cite(s.get("npus_source", ()), sources))
+    if name in table:
+        return socfile.build(name, table[name], DATA / "soc.toml", preset=name)
+    if name.endswith((".dts", ".toml")) or "/" in name:
+        if name.endswith(".dts"):
+            from npu.dts import from_dts
+            return from_dts(name)
+        return socfile.from_toml(name)
+    raise InputError(None, f"unknown SoC preset {name!r} (known: {', '.join(table)}; or give a "
+                           f"FILE.toml in the schema of npu/data/soc.toml, or a Zephyr build's zephyr.dts)")
 
 
 def default_soc(acc: Accelerator) -> str:
@@ -141,11 +178,23 @@ def board_for(acc: Accelerator, name: str | None) -> Soc:
     cannot carry this accelerator: no Arm subsystem pairs an Ethos-U85 with the SSE-300, nor an
     Ethos-U55/U65 with the SSE-320."""
     board = load_soc(name or default_soc(acc))
+    if not board.ports:                  # a file that leaves them out: the accelerator's own
+        board = _with_ports(board, acc.ports)
     if acc.family not in board.npus:
         raise InputError(None, f"SoC preset {board.name} carries {' or '.join(board.npus)}, not "
                                f"{acc.name}: give --soc {default_soc(acc)} (or another preset "
                                f"with an {acc.family})")
     return board
+
+
+def _with_ports(board: Soc, ports: tuple[str, ...]) -> Soc:
+    """A SoC file without `ports` names them AXI0/AXI1 (REGIONCFG order): the accelerator's."""
+    rename = dict(zip(("AXI0", "AXI1"), ports))
+    fix = lambda m: replace(m, ports=tuple(rename.get(p, p) for p in m.ports),  # noqa: E731
+                            documented=tuple(rename.get(p, p) for p in m.documented))
+    rule = board.port_rule and replace(board.port_rule, port=rename.get(board.port_rule.port, board.port_rule.port))
+    return replace(board, ports=ports, memories=tuple(map(fix, board.memories)),
+                   aliases=tuple(map(fix, board.aliases)), port_rule=rule)
 
 
 @functools.lru_cache(maxsize=None)
@@ -213,19 +262,32 @@ def area_of(soc: Soc, sysconf: SystemConfig, mem: SocMemory) -> str | None:
     return None
 
 
+VELA_CLASSES = ("Sram", "Dram", "OnChipFlash", "OffChipFlash")
+
+
 def timing(soc: Soc, sysconf: SystemConfig, mem: SocMemory | None, port: str) -> Timing:
-    """How the emulator times traffic to `mem`: as the class the system config puts on the
-    memory's area (SRAM behind Axi0, DDR behind Axi1 on the Corstones: what Vela assumed of
-    that memory, wherever the region came from); else as the memory's own class when the
-    config describes it; else as the class the config puts on the port, an assumption."""
-    area = area_of(soc, sysconf, mem) if mem is not None else None
-    if area is not None:
-        return Timing(sysconf.axi0_port if area == "Axi0" else sysconf.axi1_port)
-    if mem is not None and mem.kind in sysconf.described:
-        return Timing(mem.kind)
+    """How the emulator times traffic to `mem`: as the memory's own Vela class (its `kind`)
+    with the system config's parameters for that class; a class the config does not describe
+    has Vela's defaults for it (an assumption, said), unless the SoC shapes that memory's
+    traffic per port (`port_timing`: the Corstones' timing adapters): then the class the config
+    puts on the port. A memory with no Vela class of its own
+    (TCM, BRAM, ROM) is timed as the class the config puts on the area whose memory it is, else
+    as the class the config puts on its port (an assumption)."""
     on_port = sysconf.axi0_port if soc.ports.index(port) == 0 else sysconf.axi1_port
     if mem is None or not mem.npu:
         return Timing(on_port)          # the access hangs: its timing is never used
+    if mem.kind in VELA_CLASSES:
+        note = f" ({mem.timing_assumption})" if mem.timing_assumption else ""
+        if mem.kind in sysconf.described:
+            return Timing(mem.kind, f"{soc.name}: {mem.label} is timed as {mem.kind}{note}" if note else None)
+        if mem.port_timing:             # the SoC shapes each port's traffic (timing adapters)
+            return Timing(on_port)
+        return Timing(mem.kind, f"{soc.name}: {mem.label} is {mem.kind}{note}, which {sysconf.name} does not "
+                                f"describe: its traffic is timed with Vela's defaults for {mem.kind} "
+                                f"(clock scale 1.0, burst 32, no latency)")
+    area = area_of(soc, sysconf, mem)
+    if area is not None:
+        return Timing(sysconf.axi0_port if area == "Axi0" else sysconf.axi1_port)
     return Timing(on_port, f"{soc.name}: {mem.label} has no timing in {sysconf.name} (no Vela memory class "
                            f"of its own there); its traffic is timed as {on_port}, the memory the "
                            f"system config puts on the {port} port")

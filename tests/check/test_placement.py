@@ -33,20 +33,19 @@ def _finding(report):
     return found[0]
 
 
-def test_arena_in_ddr_under_shared_sram_costs_what_the_sram_image_does_not(tflm):
-    """TFLM's CI configuration: Shared_Sram with the arena in DDR. It completes; the finding
-    compares its cycles with the same stream timed with the arena in SRAM, which is exactly
-    what the image with its arena in SRAM emulates to."""
+def test_arena_in_ddr_under_shared_sram_is_timed_as_its_port(tflm):
+    """TFLM's CI configuration: Shared_Sram with the arena in DDR, reached through AXI0. DDR is
+    timed as the class the system config puts on the port it is reached through (Corstone-300's
+    timing adapters shape AXI0 as Vela's Sram), not as Axi1's OffChipFlash: it costs what the
+    image with its arena in SRAM does, so there is no placement finding, and the table says
+    which class timed it."""
     ddr, sram = _check(tflm["arena-ddr-u55"]), _check(tflm["shared-sram-u55"])
-    assert ddr.verdict == "ok" and sram.verdict == "ok" and not [f for f in sram.findings if f.rule == RULE]
-    f = _finding(ddr)
-    assert f.severity == "warning" and ddr.cycles > sram.cycles
-    assert f"{ddr.cycles} cycles against {sram.cycles} with it in SRAM" in f.message
-    assert f"+{ddr.cycles - sram.cycles}," in f.message and "region 1 is in DDR" in f.message
-    assert "not a hang" in f.message and "Shared_Sram assumes it in SRAM" in f.message
-    assert ddr.run.bases[1].timed_as == "OffChipFlash"     # DDR is Axi1's memory: Vela's OffChipFlash
+    assert ddr.verdict == "ok" and sram.verdict == "ok"
+    assert not [f for f in ddr.findings + sram.findings if f.rule == RULE]
+    assert ddr.run.bases[1].memory == "DDR" and ddr.run.bases[1].timed_as == "Sram"
+    assert ddr.cycles == sram.cycles
     assert any("reaches DDR through AXI0" in a for a in ddr.assumptions)
-    assert RULE in ddr.to_json()["findings"] and ddr.to_json()["assumptions"]
+    assert ddr.to_json()["bases"][1]["timed_as"] == "Sram" and "timed as" in ddr.to_table()
 
 
 def test_u85_without_fast_memory_stages_in_the_ddr_arena(tflm):

@@ -25,7 +25,8 @@ EXPECTED = {
     "fast-wrong-memory-u65": ("hang", {"fast-scratch-unreachable"}, "DWARF call site", "DTCM"),
     "fast-bram-u85": ("ok", {"region-not-in-assumed-memory"}, "DWARF call site", "BRAM"),
     "shared-sram-u55": ("ok", set(), "DWARF call site", "SRAM"),
-    "arena-ddr-u55": ("ok", {"region-not-in-assumed-memory"}, "DWARF call site", "DDR"),
+    # the arena in DDR through AXI0 is timed as that port's Sram (Corstone-300's timing adapters)
+    "arena-ddr-u55": ("ok", set(), "DWARF call site", "DDR"),
     "split-fast-sram-u85": ("ok", set(), "DWARF call site", "SRAM"),
 }
 

@@ -28,7 +28,6 @@ from pathlib import Path
 
 import npu
 from npu.hw import accelerator as npu_accelerator, load_vela_ini
-from npu.soc import board_for
 from weaklink.analyze import analyze
 from weaklink.bind import load_binding, resolve_tables
 from weaklink.bind import tflm
@@ -36,7 +35,9 @@ from weaklink.bind.readers import ReaderEvidence
 from weaklink.bind.references import from_dwarf
 from weaklink.bind.table import BoundBase, ImageSymbols, find_model
 from weaklink.bind.tflmcalls import links_tflm
+from weaklink.check.board import choose as choose_soc
 from weaklink.check.functional import default_inputs, functional_check
+from weaklink.check.hooks import STREAM, driver_hooks
 from weaklink.check.report import CheckReport, FastScratch, OperatorCheck, worst
 from weaklink.check.static import fast_memory_findings, fast_scratch_findings, placement_findings
 from weaklink.check.model import place_model, split_model_option
@@ -77,12 +78,15 @@ def check(elf_path: str | Path, *, accelerator: str, system_config: str, memory_
     `model_path` may be FILE@ADDR: a .tflite the image reads from ADDR, outside itself."""
     elf_path = str(elf_path)
     acc = npu_accelerator(accelerator)
-    board = board_for(acc, soc)          # one line, exit 2, for an NPU the SoC cannot carry
     model_path, model_at = split_model_option(model_path)
     override = npu.load_model(model_path) if model_path else None
 
-    # 1. the image, read once; the binding
+    # 1. the image, read once; the SoC (given, or from the image's NPU base and segments); the
+    # driver hooks it overrides; the binding
     image = Image.from_path(elf_path)
+    choice = choose_soc(image, acc, soc)   # one line, exit 2, for an NPU the SoC cannot carry
+    board = choice.soc
+    hooks = driver_hooks(image, board, memory_mode)
     symbols = ImageSymbols(image)
     rules = load_binding(binding or detect_binding(symbols, override is not None))
     placed = None
@@ -93,7 +97,7 @@ def check(elf_path: str | Path, *, accelerator: str, system_config: str, memory_
     # 2. analysis, with the pointer rule's symbols queried for attribution
     pointer_names = [n for r in rules.regions if r.source == "pointer" for n in r.symbols]
     analysis = analyze(elf_path, map_path=str(map_path) if map_path else None,
-                       board=board.name, symbols=pointer_names, image=image)
+                       board=choice.ref, symbols=pointer_names, image=image)
     findings = [f for f in analysis.findings if f.rule in ANALYSIS_RULES]
 
     # 3. every base-address table
@@ -107,17 +111,21 @@ def check(elf_path: str | Path, *, accelerator: str, system_config: str, memory_
         raise InputError(elf_path, f"the {rules.name} binding needs the model embedded in the image")
 
     # 4-5. per operator: findings and emulation
+    soc_unknown = choice.unknown or hooks.unknown
     ops = [_operator(_attributed(t, analysis), override, elf_path, accelerator, system_config,
-                     memory_mode, board, vela_ini, image if functional else None) for t in tables]
+                     memory_mode, choice.ref, board, hooks, vela_ini, image if functional else None,
+                     soc_unknown) for t in tables]
     main = worst(ops)
     fast = main.table.base(FAST_SCRATCH_REGION)
     return CheckReport(file=elf_path, accelerator=accelerator, system_config=system_config,
-                       memory_mode=memory_mode, soc=board.name, table=main.table,
+                       memory_mode=memory_mode, soc=board.name, soc_choice=choice, hooks=hooks,
+                       table=main.table,
                        fast_scratch=_fast_scratch(fast, board),
                        needs=main.needs, findings=tuple(findings + _union(ops)), run=main.run,
                        operators=tuple(ops), functional=main.functional,
-                       assumptions=binding_assumptions(tables) + _assumptions(ops, rules) + tuple(
-                           dict.fromkeys(a for op in ops for a in op.run.assumptions)),
+                       assumptions=binding_assumptions(tables) + _assumptions(ops, rules) + (
+                           () if soc_unknown else hooks.assumptions + tuple(
+                               dict.fromkeys(a for op in ops for a in op.run.assumptions))),
                        cannot_tell=main.cannot_tell)
 
 
@@ -139,34 +147,42 @@ def _assumptions(ops, rules) -> tuple[str, ...]:
     return tuple(dict.fromkeys(out))
 
 
-def _operator(table, override, elf_path, accelerator, system_config, memory_mode, board,
-              vela_ini, functional_image=None) -> OperatorCheck:
-    """functional_image: --functional, with the image whose symbols own the address space."""
+def _operator(table, override, elf_path, accelerator, system_config, memory_mode, soc_ref, board,
+              hooks, vela_ini, functional_image=None, soc_unknown=None) -> OperatorCheck:
+    """functional_image: --functional, with the image whose symbols own the address space.
+    soc_unknown: why the SoC (or what its driver hooks do) cannot be told: the verdict is
+    `unknown`, and nothing is judged against a map the image was not built for."""
     label = "vela_bin_stream" if table.model_format != "tflite" else \
         f"{table.model_symbol or hex(table.model_address)}:ethos-u[{table.operator}]"
     model = override or npu.load_model(table.model_bytes, f"{elf_path}:{label}",
                                        op=table.operator or 0)
     needs = npu.region_needs(model, accelerator)
-    cannot_tell = cannot_tell_fast_memory(table, needs) or cannot_tell_base(table, needs)
+    cannot_tell = soc_unknown or cannot_tell_fast_memory(table, needs) or cannot_tell_base(table, needs)
     if functional_image is not None and not cannot_tell and model.missing:
         cannot_tell = f"--functional needs {model.missing}"
     acc = npu_accelerator(accelerator)
     # region 2's base is not known when the fast memory cannot be read: no finding on it
     findings = [] if cannot_tell else \
         fast_scratch_findings(table, FAST_SCRATCH_REGION, needs, board, memory_mode,
-                              acc.read_only_ports)
+                              acc.read_only_ports, hooks)
     findings += fast_memory_findings(table, FAST_SCRATCH_REGION, needs)
     bases, fast_memory, fast_size = _emulated_bases(table)
+    # what the NPU gets: each address through the image's ethosu_address_remap, each port
+    # through its ethosu_config_select (the driver's weak defaults: as passed, REGIONCFG)
+    bases = [npu.Base(b.region, hooks.npu_address(b.address), b.size) for b in bases]
+    stream = hooks.npu_address(table.stream_address) if table.stream_address else 0
+    ports = hooks.ports({**{b.region: b.address for b in bases}, **({STREAM: stream} if stream else {})})
     if cannot_tell:                 # the bytes would be computed on a guessed region 2
         functional_image = None
     inputs = default_inputs(model) if functional_image is not None else None
     run = dict(accelerator=accelerator, system_config=system_config, memory_mode=memory_mode,
-               soc=board.name, bases=bases, vela_ini=vela_ini, stream_address=table.stream_address,
-               fast_memory=fast_memory, fast_memory_size=fast_size)
+               soc=soc_ref, bases=bases, vela_ini=vela_ini, stream_address=stream,
+               fast_memory=hooks.npu_address(fast_memory) if fast_memory else 0,
+               fast_memory_size=fast_size, ports=ports)
     result = not_emulated(run, needs) if unknown_needed(table, needs) else \
         npu.run(model, **run, functional=functional_image is not None, inputs=inputs)
     ini = load_vela_ini(vela_ini)
-    findings += placement_findings(result, needs, board, ini.system_config(system_config),
+    findings += [] if soc_unknown else placement_findings(result, needs, board, ini.system_config(system_config),
                                    ini.memory_mode(memory_mode), lambda cost_as: npu.run(model, **run, cost_as=cost_as),
                                    {b.region: b.symbol.name if b.symbol else b.name for b in table.bases})
     computed = None

@@ -100,6 +100,8 @@ class CheckReport:
     assumptions: tuple[str, ...] = ()
     # Why the verdict is `unknown`: what the verdict depends on that the image does not say.
     cannot_tell: str | None = None
+    soc_choice: object | None = None         # weaklink.check.board.SocChoice: which SoC, and why
+    hooks: object | None = None              # weaklink.check.hooks.DriverHooks
 
     @property
     def verdict(self) -> str:
@@ -168,6 +170,21 @@ class CheckReport:
                        else f"fast memory: cannot tell ({f.note})")
         return out + ([""] if out else [])
 
+    def _board_lines(self) -> list[str]:
+        """Which SoC and why, the NPU base the firmware uses, the driver hooks it overrides."""
+        c, out = self.soc_choice, []
+        if c is None:
+            return out
+        out.append(f"SoC: {c.soc.name}, " + (f"cannot tell: {c.unknown}" if c.unknown else c.why))
+        b = c.npu_base
+        out.append(f"NPU base: {b.address:#010x} ({b.source})" if b.address is not None
+                   else f"NPU base: unknown ({b.source})")
+        h = self.hooks
+        if h is not None and (h.remap or h.config):
+            names = [n for n, on in (("ethosu_address_remap", h.remap), ("ethosu_config_select", h.config)) if on]
+            out.append(f"driver hooks: {' and '.join(names)} overridden by strong definitions")
+        return out
+
     def to_json(self) -> dict:
         ports = {b.region: b for b in self.run.bases}
         return {
@@ -194,6 +211,9 @@ class CheckReport:
             "operators": [op.to_json() for op in self.operators],
             "assumptions": list(self.assumptions),
             "cannot_tell": self.cannot_tell,
+            "npu_base": self.soc_choice.npu_base.to_json() if self.soc_choice else None,
+            "soc_choice": self.soc_choice.to_json() if self.soc_choice else None,
+            "driver_hooks": self.hooks.to_json() if self.hooks else None,
             **({"functional": self.functional.to_json()} if self.functional is not None else {}),
         }
 
@@ -203,14 +223,14 @@ class CheckReport:
                  + (f" in {self.cycles} cycles ({seconds * 1e3:.3f} ms)"
                     if self.cycles is not None else ""),
                  f"{self.accelerator} / {self.system_config} / {self.memory_mode} on {self.soc}",
-                 ""]
+                 *self._board_lines(), ""]
         lines += self._context()
         ops = self.operators
         for op in ops:
             if len(ops) > 1 or op.table.operator is not None:
                 where = op.table.model_symbol or f"{op.table.model_address:#x}"
                 lines.append(f"{where} ethos-u operator {op.table.operator}: {op.verdict}")
-            lines += _bases_table(op.table, op.run)
+            lines += _bases_table(op.table, op.run, self.hooks)
             if len(ops) > 1:
                 lines.append("")
         if self.findings:
@@ -227,13 +247,19 @@ class CheckReport:
         return "\n".join(lines)
 
 
-def _bases_table(table: BaseAddressTable, run) -> list[str]:
+def _bases_table(table: BaseAddressTable, run, hooks=None) -> list[str]:
+    """One row per base: the address passed, the address the NPU gets (a column of its own when
+    a remap hook changes one), its memory, port and the Vela class that times it."""
     ports = {b.region: b for b in run.bases}
-    rows = [("region", "name", "base", "size", "memory", "port", "from")]
+    remapped = hooks is not None and any(hooks.npu_address(b.address) != b.address for b in table.bases)
+    rows = [("region", "name", "base", *(("npu",) if remapped else ()), "size", "memory", "port",
+             "timed as", "from")]
     for b in table.bases:
         p = ports.get(b.region)
-        rows.append((str(b.region), b.name, "unknown" if b.unknown else f"{b.address:#010x}", str(b.size),
-                     (p.memory if p else None) or "-", (p.port if p else None) or "-", b.note))
+        npu_at = (("unknown" if b.unknown else f"{p.address:#010x}" if p else "-"),) if remapped else ()
+        rows.append((str(b.region), b.name, "unknown" if b.unknown else f"{b.address:#010x}", *npu_at,
+                     str(b.size), (p.memory if p else None) or "-", (p.port if p else None) or "-",
+                     (p.timed_as if p else None) or "-", b.note))
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     return ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
 
@@ -259,6 +285,8 @@ def _base_json(b: BoundBase, port) -> dict:
             "binding": b.symbol.binding if b.symbol else None,
             "defined_in": b.symbol.defined_in if b.symbol else None,
             "memory": port.memory if port else None, "port": port.port if port else None,
+            "npu_address": port.address if port else None,
+            "timed_as": port.timed_as if port else None,
             "note": b.note,
             "arena": list(b.arena) if b.arena else None,
             "arena_offset": b.offset,

@@ -48,7 +48,10 @@ def defined_by(base: BoundBase) -> str:
 
 
 def fast_scratch_findings(table: BaseAddressTable, region: int, needs: dict[int, int],
-                          soc: Soc, memory_mode: str, read_only_ports: tuple[str, ...]) -> list[Finding]:
+                          soc: Soc, memory_mode: str, read_only_ports: tuple[str, ...],
+                          hooks=None) -> list[Finding]:
+    """`hooks` (weaklink.check.hooks.DriverHooks): the address and port the NPU gets when the
+    image overrides the driver's remap or port hooks."""
     base = table.base(region)
     if base is None or region not in needs:
         return []  # the stream never touches it (Shared_Sram, Sram_Only): 0/0 is right
@@ -63,12 +66,14 @@ def fast_scratch_findings(table: BaseAddressTable, region: int, needs: dict[int,
         out.append(Finding(FAST_SCRATCH_TOO_SMALL, "error", name,
                            f"region {region} ({base.name}) is {base.size} bytes ({defined_by(base)}) "
                            f"but the model addresses {need} bytes of it"))
-    port = region_port(soc, memory_mode, region)
+    address = hooks.npu_address(base.address) if hooks else base.address
+    port = hooks.port(region, address) if hooks else region_port(soc, memory_mode, region)
     # the fast scratch is staging memory: the stream writes it
-    r = reach(soc, port, base.address, max(base.size, 1), write=True, read_only_ports=read_only_ports)
+    r = reach(soc, port, address, max(base.size, 1), write=True, read_only_ports=read_only_ports)
     if not r.ok:
+        via = f" (the NPU gets {address:#x})" if address != base.address else ""
         out.append(Finding(FAST_SCRATCH_UNREACHABLE, "error", name,
-                           f"region {region} ({base.name}) goes through the {port} AXI port in "
+                           f"region {region} ({base.name}){via} goes through the {port} AXI port in "
                            f"{memory_mode}, but {r.reason}"))
     return out
 

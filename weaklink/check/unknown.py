@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from weaklink.bind.fastmem import DRIVER_CHECK, FAST_MEMORY_INDEX
 from weaklink.bind.tflm import ARENA_OPTION
+from npu.report import RunResult
 
 
 def binding_assumptions(tables) -> tuple[str, ...]:
@@ -61,7 +62,5 @@ def cannot_tell_base(table, needs: dict[int, int]) -> str | None:
 def not_emulated(run: dict, needs: dict[int, int]):
     """The result of a stream that is not emulated: its bases are not known (status `unknown`,
     no cycles); nothing is run at a 0 that means "not found"."""
-    from npu.report import RunResult
-
     return RunResult("unknown", None, run["accelerator"], run["system_config"], run["memory_mode"],
                      run["soc"], (), {"total": 0}, {}, {}, (), 0.0)

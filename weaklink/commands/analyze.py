@@ -21,9 +21,10 @@ def add_parser(subparsers) -> None:
     p.add_argument("firmware", metavar="FIRMWARE.elf")
     p.add_argument("--json", action="store_true", help="print the JSON report")
     p.add_argument("--map", metavar="FILE", help="GNU ld map (-Map): regions, attribution, LOAD")
-    p.add_argument("--board", metavar="NAME",
-                   help="memory regions of a board preset from npu/data/soc.toml: corstone-300, "
-                        "corstone-320 (when no --map)")
+    p.add_argument("--board", metavar="NAME|FILE",
+                   help="memory regions of a SoC (when no --map): a preset of npu/data/soc.toml "
+                        "(corstone-300, corstone-320, himax-we2, alif-e7-he, alif-e7-hp), a FILE.toml "
+                        "in its schema, or a Zephyr build's zephyr.dts")
     p.add_argument("--symbol", action="extend", nargs="+", default=[], metavar="NAME",
                    help="report these symbols' binding, place, value and target")
     p.add_argument("--expect-override", action="extend", nargs="+", default=[],

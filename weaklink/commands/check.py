@@ -16,7 +16,10 @@ def add_parser(sub) -> None:
     p = sub.add_parser("check", help="will the NPU inference in this firmware image work?",
                        description=__doc__.splitlines()[0])
     p.add_argument("firmware", help="linked firmware image (ELF)")
-    add_npu_target(p, "SoC memory map preset (default: corstone-300 for U55/U65, corstone-320 for U85)")
+    add_npu_target(p, "the SoC: a preset of npu/data/soc.toml (corstone-300, corstone-320, himax-we2, "
+                      "alif-e7-he, alif-e7-hp), a FILE.toml in its schema, or a Zephyr build's zephyr.dts "
+                      "(default: the preset whose NPU is at the address the image passes ethosu_init, "
+                      "else the accelerator's Corstone, when the image loads inside its map)")
     p.add_argument("--map", help="the GNU ld map file of the link (-Map), for attribution and archive findings")
     p.add_argument("--model", metavar="FILE[@ADDR]",
                    help="the compiled model (npz, tflite, vela_bin_stream blob) instead of the one embedded "
