@@ -46,7 +46,6 @@ class Fault:
     pc: int | None                    # the stacked return address: the faulting instruction
     stack: str                        # MSP | PSP: where the frame was read
     registers: dict[str, int] | None  # CFSR, HFSR, DFSR, MMFAR, BFAR; None when not readable
-    why_no_pc: str = ""
 
     @property
     def name(self) -> str:
@@ -101,7 +100,25 @@ def frame_address(exc_return: int, msp: int, psp) -> tuple[int | None, str]:
     if exc_return >> 24 != 0xFF:
         return None, "MSP"
     stack = "PSP" if exc_return & SPSEL else "MSP"
-    sp = psp() if stack == "PSP" else msp
+    try:
+        sp = psp() if stack == "PSP" else msp
+    except Exception:          # the guest could not run the read
+        sp = None
     if sp is None:
         return None, stack
     return sp + (0 if exc_return & DCRS else CALLEE_FRAME), stack
+
+
+def read_fault(client, regs: list[int], names: tuple[str, ...], psp) -> Fault:
+    """The fault at its handler's first instruction (`regs`: r0-r15, xPSR), through the
+    debugger (`client.read_memory`); `psp()` reads the process stack pointer."""
+    number = regs[16] & 0x1FF
+    frame, stack = frame_address(regs[14], regs[13], psp)
+    stacked = None
+    if frame is not None:
+        try:
+            stacked = struct.unpack("<I", client.read_memory(frame + RETURN_ADDRESS, 4))[0]
+        except Exception:      # a frame outside memory: the stacking itself faulted
+            pass
+    registers = fault_registers(client.read_memory) if number in FAULT_NUMBERS else None
+    return Fault(number, regs[15], names, stacked, stack, registers)

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from weaklink.run.fault import FAULT_NUMBERS
 from weaklink.run.image import RunImage
 from weaklink.run.job import DriverCall, Invocation
-from weaklink.run.session import End
+from weaklink.run.ending import End
 
 SCHEMA_VERSION = 1
 EOT = "\x04"

@@ -21,7 +21,6 @@ How the NPU is served, for any driver version, stripped or inlined:
 """
 from __future__ import annotations
 
-import re
 import struct
 import time
 from dataclasses import dataclass, field
@@ -33,7 +32,9 @@ from npu.soc import load_soc
 from weaklink.errors import InputError
 from weaklink.run import rsp
 from weaklink.run.device import PAGE, STATUS, EthosU
-from weaklink.run.fault import FAULT_NUMBERS, RETURN_ADDRESS, Fault, fault_registers, frame_address
+from weaklink.run import ending
+from weaklink.run.ending import End, Ended
+from weaklink.run.fault import Fault, read_fault
 from weaklink.run.image import EXITS, INVOKE, RunImage
 from weaklink.run.irq import RUNNING_READS, STUB_LENGTH, HeldMemory, Pending, budget, stub_code
 from weaklink.run.job import DriverCall, Invocation, driver_call, run_job
@@ -42,11 +43,6 @@ from weaklink.run.spin import no_way_out
 from weaklink.run.thumb import condition_passes, decode, it_advance
 
 POLL = 0.05               # seconds between looks at the UART while the firmware runs
-# How Arm's Corstone platform code (ethos-u core_platform, targets/corstone-300/retarget.c)
-# ends a program: _exit() prints "Application exit code: N." and end-of-transmission (0x04,
-# which stops an FVP run with uart0.shutdown_on_eot), then spins. Either ends the run here.
-EOT = b"\x04"
-EXIT_LINE = re.compile(rb"Application exit code: (-?\d+)\.\r?\n")
 XPSR, PC, SP, LR = 16, 15, 13, 14
 SIGINT = 2                # the stop a Ctrl-C (rsp.INTERRUPT) gives
 IT_BITS = (0x3F << 10) | (0x3 << 25)
@@ -54,30 +50,6 @@ THUMB = 1 << 24           # xPSR.T: an M-profile CPU executes Thumb only
 CODE_BLOCK = 256          # bytes of code read at once for decoding the NPU's loads and stores
 FIRST_LOOK = 0.005        # seconds after an exit call or a fault before the CPU is first looked at
 MRS_R0_PSP = struct.pack("<HH", 0xF3EF, 0x8009)      # MRS r0, PSP (SYSm 9)
-
-
-@dataclass
-class End:
-    """How the run ended. `kind` is the run's verdict (exit | eot | timeout | crash | qemu);
-    `ending` says how: semihosting | exit-line | exit-spin | fault | timeout | crash | qemu."""
-    kind: str
-    exit_code: int | None = None
-    pc: int | None = None
-    detail: str = ""
-    ending: str = ""
-    fault: Fault | None = None
-    spin: tuple[int, int] | None = None     # the loop the CPU could not leave
-    exit_call: tuple[str, int, int] | None = None     # (exit or _exit, status, pc)
-
-    def __post_init__(self):
-        if not self.ending:
-            self.ending = {"exit": "semihosting", "eot": "exit-line"}.get(self.kind, self.kind)
-
-
-class Ended(Exception):
-    def __init__(self, end: End):
-        super().__init__(end.detail)
-        self.end = end
 
 
 @dataclass
@@ -138,27 +110,22 @@ class Session:
         c, board, image = self.client, self.image.board, self.image
         for page in board.npu_pages:
             c.insert(rsp.ACCESS_WATCH, page, PAGE)
-        self.faults = {}
-        for number, address in image.handlers.items():
-            self.faults.setdefault(address, number)
+        self.faults = set(image.handlers.values())
         for address in set(self.faults) | set(image.functions.values()):    # and ethosu_invoke_v3's
             c.insert(rsp.HW_BREAKPOINT, address)
-        if board.vector_table != board.reset_table:
-            self._boot_from(board.vector_table)
         self.exits = {image.functions[n]: n for n in EXITS if n in image.functions}
         bit = board.npu_irq % 32
         self.irq_stub = stub_code(board.nvic_ispr + 4 * (board.npu_irq // 32), 1 << bit)
         c.write_memory(image.stub, self.irq_stub)
+        if board.vector_table != board.reset_table:
+            self._boot_from(board.vector_table)
 
     def _boot_from(self, table: int) -> None:
         """Do what the SoC's reset does when QEMU's reads another table: VTOR = `table` (stored
-        by the stub from inside the guest, like the IRQ's pending bit), then SP and PC from the
+        by a stub from inside the guest, like the IRQ's pending bit), then SP and PC from the
         image's table, in the Thumb state."""
-        c, stub = self.client, self.image.stub
-        c.write_memory(stub, stub_code(self.image.board.vtor, table))
-        c.write_register("pc", stub)
-        c.write_register("xpsr", THUMB)
-        self._run_stub()
+        c = self.client
+        self._in_guest(stub_code(self.image.board.vtor, table))
         c.write_register("sp", self.image.initial_sp)
         c.write_register("pc", self.image.reset)
         c.write_register("xpsr", THUMB)
@@ -207,11 +174,10 @@ class Session:
                 if stop.exited:
                     raise Ended(self._exited(stop))
                 return stop
-            uart = self.qemu.uart_text()
-            m = EXIT_LINE.search(uart)
-            if EOT in uart or m:
+            end = ending.exit_line(self.qemu.uart_text(), self.exit_call)
+            if end is not None:
                 c.interrupt()
-                raise Ended(self._exit_line(uart))
+                raise Ended(end)
             if (self.pending is not None and job_left <= 0 or look and look_left <= 0) and left > 0:
                 stop = c.interrupt()          # the job's time is up, or a look: stop the CPU where it is
                 if stop is None or stop.exited:
@@ -220,11 +186,12 @@ class Session:
             if left <= 0:
                 stop = c.interrupt()
                 if stop is None or stop.exited:
-                    raise Ended(End("timeout", detail=f"no exit within {self.timeout:g} s", ending="timeout"))
+                        raise Ended(End("timeout", detail=f"no exit within {self.timeout:g} s"))
                 regs = c.core_registers()
                 if self.watch is not None and self.pending is None:
                     self._look(regs)          # spinning after an exit call or a fault: that ending
-                raise Ended(self._timeout(regs))
+                raise Ended(ending.timeout(self.timeout, regs[PC], no_way_out(self._code, regs[PC]),
+                                           self.fault, self.exit_call))
 
     def _exited(self, stop: rsp.Stop) -> End:
         if stop.killed is not None:
@@ -386,18 +353,26 @@ class Session:
         self.npu_seconds += time.monotonic() - begun
         job = pending.job
         self.device.finish({"cycles": job.completed.cycles["total"], **job.completed.pmu}, self.ports)
-        self._raise_irq()
+        self._in_guest()                    # the stub pends the NPU's IRQ from inside the guest
         job.interrupt, job.interrupt_at, job.interrupt_pc = True, trigger, pc
 
-    def _raise_irq(self) -> None:
-        """Run the stub: it sets the NPU IRQ's pending bit from inside the guest."""
-        c = self.client
+    def _in_guest(self, code: bytes = b"") -> list[int]:
+        """Run `code` (by default the interrupt stub, which stays in place) in the stub area,
+        in the CPU's mode; the registers it ended with. The CPU's own are put back after."""
+        c, stub = self.client, self.image.stub
         regs = c.core_registers()
+        if code:
+            c.write_memory(stub, code)
         into = list(regs)
-        into[PC], into[XPSR] = self.image.stub, regs[XPSR] & ~IT_BITS
+        into[PC], into[XPSR] = stub, regs[XPSR] & ~IT_BITS | THUMB
         c.write_core_registers(into)
-        self._run_stub()
-        c.write_core_registers(regs)        # r0 and r1 (the stub's), the PC and xPSR as they were
+        try:
+            self._run_stub(len(code) or STUB_LENGTH)
+            return c.core_registers()
+        finally:
+            c.write_core_registers(regs)
+            if code:
+                c.write_memory(stub, self.irq_stub)
 
     def _run_stub(self, length: int = STUB_LENGTH) -> None:
         """Run from the stub at the PC to its end (a breakpoint there, while it runs)."""
@@ -406,51 +381,22 @@ class Session:
         self._until(end)
         self.client.remove(rsp.HW_BREAKPOINT, end)
 
-    # -- how it ends: exit line, exit call, fault (weaklink.run.fault, weaklink.run.spin) -----------
-    def _exit_line(self, uart: bytes) -> End:
-        m = EXIT_LINE.search(uart)
-        return End("eot", int(m.group(1)) if m else None, exit_call=self.exit_call,
-                   detail="the firmware sent end-of-transmission (0x04) on the UART"
-                   if EOT in uart else "the firmware printed its exit line")
-
+    # -- how it ends: exit line, exit call, fault (weaklink.run.ending) ---------------------------
     def _fault(self, regs: list[int]) -> None:
         """A handler of the fault vectors is entered: read the fault, then let the handler run
         (it may print, or return); it ends the run once the CPU spins in a loop it cannot leave."""
-        pc, number = regs[PC], regs[XPSR] & 0x1FF
-        if number == 0:                       # the handler's code called as a function: no fault
+        pc = regs[PC]
+        if regs[XPSR] & 0x1FF == 0:           # the handler's code called as a function: no fault
             self._step_over(pc)
             return
-        frame, stack = frame_address(regs[LR], regs[SP], self._psp)
-        stacked = None
-        if frame is not None:
-            try:
-                stacked = struct.unpack("<I", self.client.read_memory(frame + RETURN_ADDRESS, 4))[0]
-            except rsp.RspError:
-                pass
-        self.fault = Fault(number, pc, self.image.handler_names.get(pc, ()), stacked, stack,
-                           fault_registers(self.client.read_memory) if number in FAULT_NUMBERS else None)
+        # QEMU 7.2's stub does not give the process stack pointer: an MRS in the guest does
+        self.fault = read_fault(self.client, regs, self.image.handler_names.get(pc, ()),
+                                lambda: self._in_guest(MRS_R0_PSP)[0])
         self.watch, self.look_at = "fault", time.monotonic() + FIRST_LOOK
         loop = no_way_out(self._code, pc)
         if loop is not None:
-            raise Ended(self._fault_end(loop))
+            raise Ended(ending.fault_spin(self.fault, loop, self.exit_call))
         self._step_over(pc)
-
-    def _psp(self) -> int | None:
-        """The process stack pointer: QEMU 7.2's stub does not give it, so the stub area runs
-        an MRS, then gets the interrupt stub back."""
-        c, regs = self.client, self.client.core_registers()
-        c.write_memory(self.image.stub, MRS_R0_PSP)
-        into = list(regs)
-        into[PC], into[XPSR] = self.image.stub, regs[XPSR] & ~IT_BITS
-        c.write_core_registers(into)
-        try:
-            self._run_stub(len(MRS_R0_PSP))
-            return c.core_registers()[0]
-        except (rsp.RspError, Ended):
-            return None
-        finally:
-            c.write_core_registers(regs)
-            c.write_memory(self.image.stub, self.irq_stub)
 
     def _look(self, regs: list[int]) -> None:
         """After an exit call or a fault: the run ends when the CPU spins where it cannot get out."""
@@ -458,35 +404,9 @@ class Session:
         if loop is None:
             self.look_at = time.monotonic() + POLL
             return
-        uart = self.qemu.uart_text()
-        if EOT in uart or EXIT_LINE.search(uart):
-            raise Ended(self._exit_line(uart))
-        if self.watch == "fault":
-            raise Ended(self._fault_end(loop))
-        name, status, _ = self.exit_call
-        raise Ended(End("exit", status, pc=regs[PC], ending="exit-spin", spin=loop, exit_call=self.exit_call,
-                        detail=f"{name}({status}) was called; then the CPU spun at {_span(loop)}, "
-                               "a loop it cannot leave"))
-
-    def _fault_end(self, loop: tuple[int, int]) -> End:
-        f = self.fault
-        entered = f"{f.handler_text()} at 0x{f.handler:08x}"
-        if f.exception not in FAULT_NUMBERS:
-            detail = (f"{f.name} went to {entered}, which spins at {_span(loop)}: the image has no "
-                      "handler of its own for it")
-        elif f.pc is not None:
-            detail = (f"{f.name} (pc from the exception frame on the {f.stack}; taken to {entered}, "
-                      f"which spins at {_span(loop)}; {f.status_text()})")
-        else:
-            detail = f"{f.name} (taken to {entered}, which spins at {_span(loop)}; {f.status_text()})"
-        return End("crash", pc=f.pc if f.pc is not None else loop[0], detail=detail, ending="fault",
-                   fault=f, spin=loop, exit_call=self.exit_call)
-
-    def _timeout(self, regs: list[int]) -> End:
-        loop = no_way_out(self._code, regs[PC])
-        spin = f" (spinning at {_span(loop)}, a loop it cannot leave)" if loop else ""
-        return End("timeout", pc=regs[PC], detail=f"no exit within {self.timeout:g} s{spin}",
-                   fault=self.fault, spin=loop, exit_call=self.exit_call)
+        raise Ended(ending.exit_line(self.qemu.uart_text(), self.exit_call)
+                    or (ending.fault_spin(self.fault, loop, self.exit_call) if self.watch == "fault"
+                        else ending.exit_spin(self.exit_call, regs[PC], loop)))
 
     # -- driver calls ------------------------------------------------------------------------------
     def _driver_call(self, regs: list[int]) -> None:
@@ -494,6 +414,3 @@ class Session:
         if call is not None:
             self.calls.append(call)
 
-
-def _span(loop: tuple[int, int]) -> str:
-    return f"0x{loop[0]:08x}" if loop[0] == loop[1] else f"0x{loop[0]:08x}..0x{loop[1]:08x}"
