@@ -78,8 +78,7 @@ def fault_spin(f: Fault, loop: tuple[int, int], exit_call) -> End:
 
 
 def timeout(seconds: float, pc: int | None, loop, fault, exit_call) -> End:
-    spin = f" (spinning at {span(loop)}, a loop it cannot leave)" if loop else ""
-    return End("timeout", pc=pc, detail=f"no exit within {seconds:g} s{spin}", fault=fault, spin=loop,
+    return End("timeout", pc=pc, detail=f"no exit within {seconds:g} s", fault=fault, spin=loop,
                exit_call=exit_call)
 
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from weaklink.run.fault import FAULT_NUMBERS
 from weaklink.run.image import RunImage
 from weaklink.run.job import DriverCall, Invocation
-from weaklink.run.ending import End
+from weaklink.run.ending import End, span
 
 SCHEMA_VERSION = 1
 EOT = "\x04"
@@ -99,7 +99,8 @@ class RunReport:
             why = f" ({why}" if why else ""
             return f"the firmware crashed: {name} at {self.image.where(self.end.pc)}{why}{jobs}{uart}"
         if self.end.kind == "timeout":
-            return f"{self.end.detail}: stopped at {self.image.where(self.end.pc)}{jobs}{uart}"
+            spin = f", in a loop it cannot leave ({span(self.end.spin)})" if self.end.spin else ""
+            return f"{self.end.detail}: stopped at {self.image.where(self.end.pc)}{spin}{jobs}{uart}"
         return f"{self.end.detail}{jobs}{uart}"
 
     def diagnosis(self) -> str | None:
