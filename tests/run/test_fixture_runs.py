@@ -263,3 +263,24 @@ def test_check_run_keeps_the_verdict_of_an_image_that_cannot_run(capsys, cross_t
 
 
 PRINTED_ALL = re.compile(r"output 0: \d+ bytes, fnv1a (0x[0-9a-f]+)")
+
+
+def test_a_job_the_engine_cannot_compute_is_not_reported_ok_silently(run_variants, capsys):
+    """runners/spoiled.cpp overwrites the weights: the stream is timed, its outputs are not
+    computed. The job says so, the summary says so, and the run's status is 1 although the
+    firmware (which does not check its outputs) exits 0."""
+    elf = str(run_variants["weak-spoiled-u55"].elf)
+    code = main(["run", elf, *_flags(U55), "--timeout", "30"])
+    out = capsys.readouterr().out
+    assert code == 1 and "exit 0, 1 NPU job(s), 1 of them timing only (outputs not computed)" in out
+    assert "NPU job 0: ok in 67268 cycles, TIMING ONLY: its outputs were not written" in out
+    assert "outputs not computed, timing only: CONV at stream offset" in out
+    assert "warning: NPU job(s) 0 ran for timing only" in out
+    code = main(["run", elf, *_flags(U55), "--timeout", "30", "--json"])
+    data = json.loads(capsys.readouterr().out)
+    assert code == 1 and data["timing_only_jobs"] == [0] and data["invocations"][0]["mode"] == "timing"
+    assert data["invocations"][0]["written"] == []
+    code = main(["check", elf, *_flags(U55), "--run", "--timeout", "30", "--json"])
+    data = json.loads(capsys.readouterr().out)
+    rows = [r for r in data["comparison"]["rows"] if r["field"] == "outputs"]
+    assert [r["agree"] for r in rows] == [None] and rows[0]["run"].startswith("not computed, timing only")
