@@ -25,5 +25,5 @@ def run_variants(cross_toolchain, qemu):
     from weaklink.demo.runs import RUN_VARIANTS
 
     wanted = [v for v in fixtures.VARIANTS if v.target == "u55"] + list(RUN_VARIANTS) \
-        + list(fixtures.CORRUPTION_VARIANTS)
+        + list(fixtures.CORRUPTION_VARIANTS) + list(fixtures.RUN_ONLY_VARIANTS)
     return {o.variant.name: o for o in fixtures.build(wanted)}

@@ -223,3 +223,64 @@ def test_a_stripped_image_runs_without_any_symbol(run_variants, tmp_path):
     assert [b.size for b in job.bases] == [None, None, None]
     assert {b.size_source for b in job.bases} == {"not visible at the register level"}
     assert job.bases[1].address == 0x31000000
+
+
+def test_one_model_run_four_times_is_no_mismatch(run_variants, capsys):
+    """runners/repeat.cpp invokes the model 4 times and compares each output with the first
+    (as Zephyr's tflm_ethosu sample runs 2 threads x 2 jobs): check found one operator, the run
+    has 4 jobs of it, and every field of every job agrees."""
+    outcome = run_variants["weak-repeat-u55"]
+    code = main(["check", str(outcome.elf), *_flags(U55), "--run", "--timeout", "30", "--json"])
+    data = json.loads(capsys.readouterr().out)
+    assert code == 0 and data["comparison"]["agree"] and "run-mismatch" not in data["findings"]
+    assert len(data["run"]["invocations"]) == 4 and data["run"]["exit_code"] == 0
+    assert "4 invocations, every output as the first" in data["run"]["uart"]
+    rows = data["comparison"]["rows"]
+    assert [r["run"] for r in rows if r["field"] == "NPU jobs"] == ["4 job(s): operator 0 ×4"]
+    assert {r["job"] for r in rows if r["field"] == "model" and r["agree"]} == {0, 1, 2, 3}
+    assert len(PRINTED_ALL.findall(data["run"]["uart"])) == 4
+    assert set(PRINTED_ALL.findall(data["run"]["uart"])) == {f"0x{litert_checksum('u55'):08x}"}
+
+
+def test_four_invocations_timing_only_fail_the_firmware_s_own_comparison(run_variants):
+    """Nothing written (timing only): the firmware's own comparison says so, as Zephyr's sample
+    printed `Expected output tensor data mismatch`."""
+    report = run(run_variants["weak-repeat-u55"].elf, **_args("u55"), functional=False, timeout=30)
+    assert report.exit_code == 1 and "invocation 0: output not written by the NPU: mismatch" in report.uart
+    assert report.timing_only == []          # asked for: not a fallback
+
+
+def test_check_run_keeps_the_verdict_of_an_image_that_cannot_run(capsys, cross_toolchain, qemu):
+    """A Corstone-320 image with code in BRAM: check's report stands, and why it did not run."""
+    u85 = fixtures.build([fixtures.Variant("weak", "custom", "u85")])[0]
+    code = main(["check", str(u85.elf), *_flags(U85), "--run", "--json"])
+    data = json.loads(capsys.readouterr().out)
+    assert code == 1 and data["npu"] == "hang" and data["run"] is None and data["comparison"] is None
+    assert "outside mps3-an547's memory" in data["not_run"]
+    code = main(["check", str(u85.elf), *_flags(U85), "--run"])
+    out = capsys.readouterr().out
+    assert code == 1 and "run: not run: a segment loads 0x12000000" in out and "HANG" in out
+
+
+PRINTED_ALL = re.compile(r"output 0: \d+ bytes, fnv1a (0x[0-9a-f]+)")
+
+
+def test_a_job_the_engine_cannot_compute_is_not_reported_ok_silently(run_variants, capsys):
+    """runners/spoiled.cpp overwrites the weights: the stream is timed, its outputs are not
+    computed. The job says so, the summary says so, and the run's status is 1 although the
+    firmware (which does not check its outputs) exits 0."""
+    elf = str(run_variants["weak-spoiled-u55"].elf)
+    code = main(["run", elf, *_flags(U55), "--timeout", "30"])
+    out = capsys.readouterr().out
+    assert code == 1 and "exit 0, 1 NPU job(s), 1 of them timing only (outputs not computed)" in out
+    assert "NPU job 0: ok in 67268 cycles, TIMING ONLY: its outputs were not written" in out
+    assert "outputs not computed, timing only: CONV at stream offset" in out
+    assert "warning: NPU job(s) 0 ran for timing only" in out
+    code = main(["run", elf, *_flags(U55), "--timeout", "30", "--json"])
+    data = json.loads(capsys.readouterr().out)
+    assert code == 1 and data["timing_only_jobs"] == [0] and data["invocations"][0]["mode"] == "timing"
+    assert data["invocations"][0]["written"] == []
+    code = main(["check", elf, *_flags(U55), "--run", "--timeout", "30", "--json"])
+    data = json.loads(capsys.readouterr().out)
+    rows = [r for r in data["comparison"]["rows"] if r["field"] == "outputs"]
+    assert [r["agree"] for r in rows] == [None] and rows[0]["run"].startswith("not computed, timing only")

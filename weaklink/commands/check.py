@@ -76,13 +76,24 @@ def run(args) -> int:
 
 def _with_run(args, report) -> tuple[str, int]:
     """check --run: the firmware runs, and its table is compared with the prediction; the
-    joint report and the exit status (1 also when the run disagrees)."""
+    joint report and the exit status (1 also when the run disagrees). An image that cannot
+    run keeps check's report, with why it did not run (exit 1: the comparison asked for is
+    unknown)."""
+    from weaklink.errors import InputError, ToolchainMissing
     from weaklink.run import DEFAULT_TIMEOUT, run as run_firmware
-    from weaklink.run.compare import compare, joint_json, joint_table
+    from weaklink.run.compare import compare, joint_json, joint_table, not_run_json, not_run_table
 
-    ran = run_firmware(args.firmware, accelerator=args.accelerator, system_config=args.system_config,
-                       memory_mode=args.memory_mode, soc=args.soc,
-                       timeout=args.timeout if args.timeout is not None else DEFAULT_TIMEOUT)
+    if args.timeout is not None and args.timeout <= 0:
+        raise InputError(None, f"--timeout {args.timeout:g}: expected a positive number of seconds")
+    try:
+        ran = run_firmware(args.firmware, accelerator=args.accelerator, system_config=args.system_config,
+                           memory_mode=args.memory_mode, soc=args.soc, vela_ini=args.vela_ini,
+                           timeout=args.timeout if args.timeout is not None else DEFAULT_TIMEOUT)
+    except (InputError, ToolchainMissing) as e:
+        why = e.what if isinstance(e, InputError) else str(e)
+        text = json.dumps(not_run_json(report.to_json(), why), indent=2) if args.json \
+            else not_run_table(report.to_table(), why)
+        return text, max(report.exit_code, 1)
     comparison = compare(report, ran)
     text = json.dumps(joint_json(report.to_json(), ran, comparison), indent=2) if args.json \
         else joint_table(report.to_table(), ran, comparison)

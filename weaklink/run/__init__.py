@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import time
 
-from npu.hw import accelerator as npu_accelerator
+from npu.hw import accelerator as npu_accelerator, load_vela_ini
 from npu.soc import default_soc
 
 from weaklink.errors import InputError
@@ -27,10 +27,12 @@ __all__ = ["DEFAULT_TIMEOUT", "RunReport", "run"]
 
 
 def run(elf, *, accelerator: str, system_config: str, memory_mode: str, soc: str | None = None,
-        functional: bool | None = None, timeout: float = DEFAULT_TIMEOUT) -> RunReport:
+        functional: bool | None = None, timeout: float = DEFAULT_TIMEOUT,
+        vela_ini: str | None = None) -> RunReport:
     """Boot `elf` and serve its NPU. `functional`: None = on bytes, timing only for a stream the
-    functional engine cannot compute (said in the job's note); True = on bytes or InputError;
-    False = timing only."""
+    functional engine cannot compute (said in the job's note and the report's summary); True =
+    on bytes or InputError; False = timing only. `vela_ini`: the file the system config and
+    memory mode are read from (default: Vela's Arm/vela.ini)."""
     begun = time.monotonic()
     acc = npu_accelerator(accelerator)
     soc = soc or default_soc(acc)
@@ -38,9 +40,13 @@ def run(elf, *, accelerator: str, system_config: str, memory_mode: str, soc: str
     functional = functional is not False
     if timeout <= 0:
         raise InputError(None, f"--timeout {timeout:g}: expected a positive number of seconds")
+    ini = load_vela_ini(vela_ini)         # a config it lacks: one line, before QEMU starts
+    ini.system_config(system_config)
+    ini.memory_mode(memory_mode)
     board = board_for(soc, default_soc(acc))
     image = run_image.load(elf, board)
-    session = Session(image, accelerator, system_config, memory_mode, soc, functional, timeout, required)
+    session = Session(image, accelerator, system_config, memory_mode, soc, functional, timeout, required,
+                      vela_ini=vela_ini)
     end, uart, semihosting = session.run()
     return RunReport(str(elf), accelerator, system_config, memory_mode, soc, board.name,
                      "functional" if functional else "timing", end,

@@ -15,6 +15,9 @@ from weaklink.analyze.findings import Finding
 # check's verdict against how the run ended: ok/wrong complete (the firmware exits), a hang
 # never returns, an error makes the driver or the firmware fail.
 EXPECTED_OUTCOME = {"ok": "exit", "wrong": "exit", "hang": "hang", "error": "exit"}
+# How far QBASE may lie past the stream address check found: the COP1 header before the
+# command stream (magic, OPTIMIZER_CONFIG and its words, NOPs; 32 bytes in Vela's blobs).
+COP1_HEADER = 256
 
 
 @dataclass(frozen=True)
@@ -50,15 +53,25 @@ def compare(check_report, run_report) -> Comparison:
     out = Comparison()
     ops = list(check_report.operators)
     jobs = run_report.invocations
-    if len(ops) != len(jobs) and not (len(jobs) < len(ops) and run_report.outcome == "hang"):
-        out._add("-", "NPU jobs", str(len(ops)), str(len(jobs)), False, "started")
-    for k, (op, job) in enumerate(zip(ops, jobs)):
+    models = assign(ops, jobs)
+    _counts(out, ops, jobs, models, run_report.outcome == "hang")
+    for job, m in zip(jobs, models):
+        k = job.index
+        if m is None:
+            continue
+        op = ops[m]
+        if len(ops) > 1 or len(jobs) > 1:
+            out.rows.append(Row(k, "model", f"operator {m} (stream at 0x{op.table.stream_address:x})",
+                                f"QBASE 0x{job.stream_address:x}", True))
         _bases(out, k, op.table, job)
         status = "ok" if op.verdict == "wrong" else op.verdict
         out._add(k, "status", op.verdict, job.status, status == job.status, "ran to")
         if op.run.status == "ok" and job.status == "ok":
             check_cycles = int(op.run.cycles["total"])
             out._add(k, "cycles", str(check_cycles), str(job.cycles), check_cycles == job.cycles, "took")
+        if job in run_report.timing_only:
+            why = (job.note or "").removeprefix("outputs not computed, timing only: ")
+            out.rows.append(Row(k, "outputs", "written by the NPU", f"not computed, timing only: {why}", None))
     expected = EXPECTED_OUTCOME.get(check_report.verdict)
     outcome = run_report.outcome
     if outcome in ("crash", "timeout", "qemu"):
@@ -68,6 +81,36 @@ def compare(check_report, run_report) -> Comparison:
         out._add("-", "outcome", f"{check_report.verdict} (the firmware {'hangs' if expected == 'hang' else 'returns'})",
                  _outcome_text(run_report), expected == outcome, "")
     return out
+
+
+def assign(ops, jobs) -> list[int | None]:
+    """Which of check's operators each job runs. A job's QBASE lies in its model's COP1 data,
+    a header after the stream address check found (the driver skips the header); when check
+    does not know every operator's stream address, the n-th distinct QBASE is operator n.
+    None: a stream check did not find."""
+    if ops and all(op.table.stream_address for op in ops):
+        out = []
+        for job in jobs:
+            near = [i for i, op in enumerate(ops)
+                    if 0 <= job.stream_address - op.table.stream_address < COP1_HEADER]
+            out.append(max(near, key=lambda i: ops[i].table.stream_address) if near else None)
+        return out
+    distinct = list(dict.fromkeys(j.stream_address for j in jobs))
+    return [n if (n := distinct.index(j.stream_address)) < len(ops) else None for j in jobs]
+
+
+def _counts(out: Comparison, ops, jobs, models, hung: bool) -> None:
+    """Each operator check found runs at least once (a firmware may run a model many times:
+    Zephyr's tflm_ethosu sample runs one model 4 times), and every job runs one of them. A run
+    that hung stops before the later operators."""
+    ran = [models.count(m) for m in range(len(ops))]
+    stray = [j.index for j, m in zip(jobs, models) if m is None]
+    run_text = ", ".join(f"operator {m} ×{n}" for m, n in enumerate(ran)) or "no job"
+    if stray:
+        run_text += f"; job(s) {', '.join(map(str, stray))} ran a stream check did not find"
+    agree = not stray and (all(ran) or hung)
+    out._add("-", "NPU jobs", f"{len(ops)} operator(s), each run at least once",
+             f"{len(jobs)} job(s): {run_text}", agree, "started")
 
 
 def _outcome_text(run_report) -> str:
@@ -111,6 +154,15 @@ def joint_json(check_json: dict, run_report, comparison: Comparison) -> dict:
     data["run"] = run_report.to_json()
     data["comparison"] = {"agree": comparison.agree, "rows": [r.to_json() for r in comparison.rows]}
     return data
+
+
+def not_run_json(check_json: dict, why: str) -> dict:
+    """check's JSON when the image could not run: `run` null and `not_run` saying why."""
+    return {**check_json, "run": None, "not_run": why, "comparison": None}
+
+
+def not_run_table(check_text: str, why: str) -> str:
+    return "\n".join([check_text, "", f"run: not run: {why}", "", "check's verdict stands; nothing was compared"])
 
 
 def joint_table(check_text: str, run_report, comparison: Comparison) -> str:

@@ -1,15 +1,19 @@
 """What `run` needs to know about the image before it boots it: that it is an Arm image the
-board can load, its vector table (the fault handlers to watch), the driver functions it may
-watch when their symbols are there, the WFE and WFI instructions where it may wait for the NPU,
-and a few unused bytes where the interrupt stub can live."""
+board can load, its vector table (the fault handlers to watch, and every symbol at each
+handler's address), the driver and exit functions it may watch when their symbols are there,
+the WFE and WFI instructions where it may wait for the NPU, and a few unused bytes where the
+interrupt stub can live."""
 from __future__ import annotations
 
 import struct
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
+
 from weaklink.bind.coderefs import function_symbols
 from weaklink.errors import InputError
+from weaklink.read import elfstructs as S
 from weaklink.read.elf import ElfFile
 from weaklink.run.board import Board
 from weaklink.run.irq import wait_sites
@@ -20,6 +24,11 @@ PT_LOAD, SHF_ALLOC = 1, 0x2
 FAULTS = {2: "NMI", 3: "HardFault", 4: "MemManage", 5: "BusFault", 6: "UsageFault", 7: "SecureFault"}
 # Optional: where the firmware calls the driver, for the sizes it passes (the NPU never sees them).
 INVOKE = "ethosu_invoke_v3"
+# Where a C program ends (ISO C 7.22.4.4, POSIX _exit): the status is the first argument, r0
+# at the entry (AAPCS). `exit` runs the atexit handlers, then `_exit`; newlib's `_exit` is the
+# system's hook (Zephyr's spins, Arm's Corstone platform code prints its exit line and spins,
+# semihosting builds call SYS_EXIT).
+EXITS = ("exit", "_exit")
 STUB_BYTES = 32
 
 
@@ -30,10 +39,11 @@ class RunImage:
     initial_sp: int
     reset: int
     handlers: dict[int, int]          # exception number -> handler address (Thumb bit clear)
-    functions: dict[str, int] = field(default_factory=dict)
+    functions: dict[str, int] = field(default_factory=dict)     # INVOKE and EXITS: name -> address
     stub: int = 0                     # where the interrupt stub is written
     symbols: tuple[tuple[int, int, str], ...] = ()      # FUNC symbols: (address, size, name)
     waits: dict[int, tuple[str, int]] = field(default_factory=dict)   # WFE/WFI: address -> (kind, length)
+    handler_names: dict[int, tuple[str, ...]] = field(default_factory=dict)   # handler -> its symbols
 
     def where(self, pc: int | None) -> str:
         """`pc` as function+offset, when a function symbol covers it."""
@@ -71,9 +81,28 @@ def load(path: str | Path, board: Board) -> RunImage:
     waits = wait_sites(elf)
     # for naming PCs, and for the optional breakpoint on the driver's invoke
     symbols = tuple(s for s in function_symbols(elf) if s[2])
-    functions = {name: address for address, _, name in symbols if name == INVOKE}
+    functions = {name: address for address, _, name in symbols if name == INVOKE or name in EXITS}
     return RunImage(path, board, sp, reset & ~1, handlers, functions,
-                    _stub_address(path, elf, loads, board), symbols, waits)
+                    _stub_address(path, elf, loads, board), symbols, waits,
+                    _names_at(elf, set(handlers.values())))
+
+
+def _names_at(elf: ElfFile, addresses: set[int]) -> dict[int, tuple[str, ...]]:
+    """Every defined function symbol at each address: a CMSIS startup file's Default_Handler
+    and the handlers it stands in for (`__attribute__((weak, alias("Default_Handler")))`) share
+    one. The strong (global) definition first, then the weak aliases, then local ones."""
+    syms = elf.symbols
+    if not addresses or not len(syms):
+        return {}
+    values = syms["st_value"] & np.uint32(0xFFFFFFFE)
+    idx = np.flatnonzero(np.isin(values, list(addresses)) & (syms["st_info"] & 0xF == S.STT_FUNC)
+                         & (syms["st_shndx"] != S.SHN_UNDEF))
+    rank = {S.STB_GLOBAL: 0, S.STB_WEAK: 1}
+    found: dict[int, list[tuple[int, str]]] = {}
+    for k, name in zip(idx.tolist(), elf.symbol_names(idx)):
+        if name:
+            found.setdefault(int(values[k]), []).append((rank.get(int(syms["st_info"][k]) >> 4, 2), name))
+    return {a: tuple(dict.fromkeys(n for _, n in sorted(v))) for a, v in found.items()}
 
 
 class NotOnBoard(InputError):

@@ -120,7 +120,7 @@ def wrap_stream(stream: bytes, accelerator: str) -> bytes:
 
 def run_job(start: Start, index: int, pc: int, memory, *, accelerator: str, system_config: str,
             memory_mode: str, soc: str, functional: bool, sizes: dict[int, int] | None,
-            required: bool = False) -> Invocation:
+            required: bool = False, vela_ini: str | None = None) -> Invocation:
     """`memory` reads and writes guest memory (`read(address, n)`, `write(address, data)`).
     A stream the functional engine cannot compute fails the run when the bytes were asked for
     (`required`), and otherwise runs for timing with the reason in the job's note."""
@@ -132,7 +132,7 @@ def run_job(start: Start, index: int, pc: int, memory, *, accelerator: str, syst
                      "ethosu_invoke_v3" if sizes and r in sizes else "not visible at the register level")
              for r in regions]
     emulate = functools.partial(npu.run, model, accelerator=accelerator, system_config=system_config,
-                                memory_mode=memory_mode, soc=soc,
+                                memory_mode=memory_mode, soc=soc, vela_ini=vela_ini,
                                 stream_address=start.qbase - WRAPPER if start.qbase >= WRAPPER else 0)
     result = emulate(bases=[npu.Base(b.region, b.address, b.size or 0) for b in bases])
     job = Invocation(index, pc, start.qbase, start.qsize, bases,

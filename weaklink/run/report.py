@@ -3,17 +3,22 @@ was given at run time; rendered as a table or as JSON (schema_version 1).
 
 A job the emulator says hangs is the finding of a run that never exits: its cause chain goes
 from the base the driver programmed, through the NPU's fault, to the firmware waiting for an
-interrupt that never comes. A run that ends otherwise without exiting (a crash, a timeout with
-no hung job, QEMU stopping) is reported as one line with the program counter and the UART's
-last line (`failure()`).
+interrupt that never comes. A run that ends otherwise without exiting (a fault, a crash, a
+timeout with no hung job, QEMU stopping) is reported in full too, and `failure()` gives its one
+line with the program counter and the UART's last lines.
+
+`ending` says how the run ended: `semihosting` (SYS_EXIT), `exit-line` (the exit line or EOT
+Arm's Corstone platform code prints), `exit-spin` (`exit`/`_exit` called, then a loop with no
+way out), `fault` (a fault handler's loop), `timeout`, `crash`, `qemu`.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from weaklink.run.fault import FAULT_NUMBERS
 from weaklink.run.image import RunImage
 from weaklink.run.job import DriverCall, Invocation
-from weaklink.run.session import End
+from weaklink.run.ending import End, span
 
 SCHEMA_VERSION = 1
 EOT = "\x04"
@@ -60,10 +65,17 @@ class RunReport:
         return self.end.kind
 
     @property
+    def timing_only(self) -> list[Invocation]:
+        """Jobs the functional engine could not compute, run for timing only in a functional
+        run: their outputs never reached guest memory."""
+        return [j for j in self.invocations if self.mode == "functional" and j.mode == "timing"]
+
+    @property
     def status(self) -> int:
         """The command's exit status: 0 when the firmware exited with 0 and every job
-        completed, 1 otherwise (non-zero exit, a hung or failing job)."""
-        ok = self.outcome == "exit" and self.exit_code == 0
+        completed, on bytes when bytes were asked for; 1 otherwise (non-zero exit, a hung or
+        failing job, a job whose outputs were not computed)."""
+        ok = self.outcome == "exit" and self.exit_code == 0 and not self.timing_only
         return 0 if ok and all(j.status == "ok" for j in self.invocations) else 1
 
     def uart_tail(self, lines: int = 3, width: int = 300) -> str:
@@ -80,12 +92,15 @@ class RunReport:
         tail = self.uart_tail()
         uart = f"; UART tail: {tail!r}" if tail else "; the UART printed nothing"
         jobs = f"; {len(self.invocations)} NPU job(s) ran" if self.invocations else ""
+        if self.end.ending == "fault" and self.end.fault.exception not in FAULT_NUMBERS:
+            return f"the firmware crashed: {self.end.detail}{jobs}{uart}"
         if self.end.kind == "crash":
             name, _, why = self.end.detail.partition(" (")
             why = f" ({why}" if why else ""
             return f"the firmware crashed: {name} at {self.image.where(self.end.pc)}{why}{jobs}{uart}"
         if self.end.kind == "timeout":
-            return f"{self.end.detail}: stopped at {self.image.where(self.end.pc)}{jobs}{uart}"
+            spin = f", in a loop it cannot leave ({span(self.end.spin)})" if self.end.spin else ""
+            return f"{self.end.detail}: stopped at {self.image.where(self.end.pc)}{spin}{jobs}{uart}"
         return f"{self.end.detail}{jobs}{uart}"
 
     def diagnosis(self) -> str | None:
@@ -111,6 +126,12 @@ class RunReport:
             "exit_code": self.exit_code,
             "end": {"kind": self.end.kind, "pc": self.end.pc, "where": self.image.where(self.end.pc)
                     if self.end.pc is not None else None, "detail": self.end.detail},
+            "ending": self.end.ending,
+            "exit_call": _exit_call_json(self.end.exit_call, self.image),
+            "fault": _fault_json(self.end.fault, self.image),
+            "spin": {"first": self.end.spin[0], "last": self.end.spin[1],
+                     "where": self.image.where(self.end.spin[0])} if self.end.spin else None,
+            "timing_only_jobs": [j.index for j in self.timing_only],
             "uart": self.uart,
             "semihosting": self.semihosting,
             "invocations": [j.to_json() for j in self.invocations],
@@ -122,11 +143,48 @@ class RunReport:
 
     def headline(self) -> str:
         ran = f"{len(self.invocations)} NPU job(s)"
+        if self.timing_only:
+            ran += f", {len(self.timing_only)} of them timing only (outputs not computed)"
         if self.outcome == "exit":
-            return f"exit {self.exit_code}, {ran}"
+            how = f" ({self.end.exit_call[0]}, then a loop with no way out)" if self.end.ending == "exit-spin" else ""
+            return f"exit {self.exit_code}{how}, {ran}"
         if self.outcome == "hang":
             return f"HANG (no exit within {self.timeout:g} s), {ran}"
+        if self.end.ending == "fault":
+            f = self.end.fault
+            return f"FAULT: {f.name} in {f.handler_text()}, {ran}"
         return f"{self.outcome.upper()}, {ran}"
+
+    def ending_lines(self) -> list[str]:
+        """How the run ended, when it was not a plain exit: the fault, the spin, the timeout."""
+        end, out = self.end, []
+        if end.ending == "fault":
+            f = end.fault
+            out.append(f"fault: {f.name}" + (f" at {self.image.where(f.pc)} (from the exception frame on the "
+                                            f"{f.stack})" if f.pc is not None else ""))
+            out.append(f"  handler: {f.handler_text()} at 0x{f.handler:08x}, spinning at {self.image.where(end.spin[0])}")
+            if f.registers is not None:
+                out.append(f"  {f.status_text()}")
+        elif end.ending == "exit-spin":
+            name, status, pc = end.exit_call
+            out.append(f"ended: {name}({status}) called at {self.image.where(pc)}, then the CPU spun at "
+                       f"{self.image.where(end.spin[0])} (a loop it cannot leave)")
+        elif end.ending in ("timeout", "crash", "qemu") and self.outcome != "hang":
+            out.append(f"ended: {end.detail}, at {self.image.where(end.pc)}" if end.pc is not None
+                       else f"ended: {end.detail}")
+            if end.fault is not None:
+                out.append(f"  earlier: {end.fault.name} at {self.image.where(end.fault.pc)}, taken to "
+                           f"{end.fault.handler_text()}")
+        return out
+
+    def summary_lines(self) -> list[str]:
+        jobs = self.timing_only
+        if not jobs:
+            return []
+        which = ", ".join(str(j.index) for j in jobs)
+        return [f"warning: NPU job(s) {which} ran for timing only: the functional engine could not compute "
+                f"them, so their outputs were never written into guest memory and what the firmware read "
+                f"there is not the NPU's result"]
 
     def to_table(self) -> str:
         lines = [f"{self.file}: {self.headline()} on QEMU {self.board}",
@@ -143,14 +201,32 @@ class RunReport:
         diagnosis = self.diagnosis()
         if diagnosis:
             lines += ["", f"diagnosis: {diagnosis}"]
+        for part in (self.ending_lines(), self.summary_lines()):
+            if part:
+                lines += [""] + part
         s = self.seconds
         lines += ["", f"time: {s.get('wall', 0):.2f} s wall (QEMU start and attach {s.get('qemu_start', 0):.2f} s, "
                       f"NPU emulation {s.get('npu', 0):.2f} s)"]
         return "\n".join(lines)
 
 
+def _exit_call_json(call, image: RunImage) -> dict | None:
+    if call is None:
+        return None
+    name, status, pc = call
+    return {"function": name, "status": status, "pc": pc, "where": image.where(pc)}
+
+
+def _fault_json(fault, image: RunImage) -> dict | None:
+    if fault is None:
+        return None
+    return {**fault.to_json(), "where": image.where(fault.pc) if fault.pc is not None else None}
+
+
 def _job_lines(job: Invocation, image: RunImage) -> list[str]:
     status = f"ok in {job.cycles} cycles" if job.status == "ok" else job.status.upper()
+    if job.mode == "timing" and job.note and job.note.startswith("outputs not computed"):
+        status += ", TIMING ONLY: its outputs were not written"
     out = [f"NPU job {job.index}: {status}, command stream 0x{job.stream_address:08x} "
            f"({job.stream_size} bytes), started at {image.where(job.pc)}"]
     ports = {b.region: b for b in job.result.bases}

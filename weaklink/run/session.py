@@ -11,13 +11,16 @@ How the NPU is served, for any driver version, stripped or inlined:
   and the NPU's interrupt is raised from inside the guest (weaklink.run.irq has the rule and
   the hardware facts it rests on);
 - a job the emulator says hangs raises nothing: the firmware waits, as on the hardware;
-- breakpoints: the fault vectors (a crash ends the run with the faulting PC), the image's WFE
-  and WFI while a job runs, and, when the image has the symbol, `ethosu_invoke_v3` (the sizes
-  the firmware passes, which the NPU never sees). None is needed to serve the NPU.
+- breakpoints: the fault vectors (weaklink.run.fault: the fault is read there, the handler
+  runs on), the image's WFE and WFI while a job runs, and, when the image has the symbols,
+  `ethosu_invoke_v3` (the sizes the firmware passes, which the NPU never sees) and `exit` and
+  `_exit` (the status, r0 at the entry). None is needed to serve the NPU;
+- after an exit call or a fault the CPU is looked at every few milliseconds: found in a loop
+  it cannot leave (weaklink.run.spin), the run ends there: `exit-spin` with the status the
+  firmware passed, or `fault`, naming the handler that spins.
 """
 from __future__ import annotations
 
-import re
 import struct
 import time
 from dataclasses import dataclass, field
@@ -29,38 +32,24 @@ from npu.soc import load_soc
 from weaklink.errors import InputError
 from weaklink.run import rsp
 from weaklink.run.device import PAGE, STATUS, EthosU
-from weaklink.run.image import FAULTS, INVOKE, RunImage
+from weaklink.run import ending
+from weaklink.run.ending import End, Ended
+from weaklink.run.fault import Fault, read_fault
+from weaklink.run.image import EXITS, INVOKE, RunImage
 from weaklink.run.irq import RUNNING_READS, STUB_LENGTH, HeldMemory, Pending, budget, stub_code
 from weaklink.run.job import DriverCall, Invocation, driver_call, run_job
 from weaklink.run.qemu import Qemu
+from weaklink.run.spin import no_way_out
 from weaklink.run.thumb import condition_passes, decode, it_advance
 
 POLL = 0.05               # seconds between looks at the UART while the firmware runs
-# How Arm's Corstone platform code (ethos-u core_platform, targets/corstone-300/retarget.c)
-# ends a program: _exit() prints "Application exit code: N." and end-of-transmission (0x04,
-# which stops an FVP run with uart0.shutdown_on_eot), then spins. Either ends the run here.
-EOT = b"\x04"
-EXIT_LINE = re.compile(rb"Application exit code: (-?\d+)\.\r?\n")
 XPSR, PC, SP, LR = 16, 15, 13, 14
 SIGINT = 2                # the stop a Ctrl-C (rsp.INTERRUPT) gives
 IT_BITS = (0x3F << 10) | (0x3 << 25)
 THUMB = 1 << 24           # xPSR.T: an M-profile CPU executes Thumb only
 CODE_BLOCK = 256          # bytes of code read at once for decoding the NPU's loads and stores
-
-
-@dataclass
-class End:
-    """How the run ended."""
-    kind: str                 # exit | eot | timeout | crash | qemu
-    exit_code: int | None = None
-    pc: int | None = None
-    detail: str = ""
-
-
-class Ended(Exception):
-    def __init__(self, end: End):
-        super().__init__(end.detail)
-        self.end = end
+FIRST_LOOK = 0.005        # seconds after an exit call or a fault before the CPU is first looked at
+MRS_R0_PSP = struct.pack("<HH", 0xF3EF, 0x8009)      # MRS r0, PSP (SYSm 9)
 
 
 @dataclass
@@ -80,6 +69,11 @@ class Session:
     decoded: dict = field(default_factory=dict)
     code: dict = field(default_factory=dict)     # CODE_BLOCK-aligned address -> bytes
     pending: Pending | None = None               # the job that runs, until its interrupt
+    vela_ini: str | None = None
+    exit_call: tuple[str, int, int] | None = None     # the last exit/_exit entry: (name, status, pc)
+    fault: Fault | None = None                   # the last fault handler entered
+    watch: str | None = None                     # exit | fault: what the CPU is looked at for
+    look_at: float = 0.0                         # when the CPU is looked at next
 
     def run(self) -> tuple[End, bytes, bytes]:
         """Boot, serve, and return how it ended, the UART bytes and semihosting's."""
@@ -116,25 +110,22 @@ class Session:
         c, board, image = self.client, self.image.board, self.image
         for page in board.npu_pages:
             c.insert(rsp.ACCESS_WATCH, page, PAGE)
-        self.faults = {}
-        for number, address in image.handlers.items():
-            self.faults.setdefault(address, number)
+        self.faults = set(image.handlers.values())
         for address in set(self.faults) | set(image.functions.values()):    # and ethosu_invoke_v3's
             c.insert(rsp.HW_BREAKPOINT, address)
+        self.exits = {image.functions[n]: n for n in EXITS if n in image.functions}
+        bit = board.npu_irq % 32
+        self.irq_stub = stub_code(board.nvic_ispr + 4 * (board.npu_irq // 32), 1 << bit)
+        c.write_memory(image.stub, self.irq_stub)
         if board.vector_table != board.reset_table:
             self._boot_from(board.vector_table)
-        bit = board.npu_irq % 32
-        c.write_memory(image.stub, stub_code(board.nvic_ispr + 4 * (board.npu_irq // 32), 1 << bit))
 
     def _boot_from(self, table: int) -> None:
         """Do what the SoC's reset does when QEMU's reads another table: VTOR = `table` (stored
-        by the stub from inside the guest, like the IRQ's pending bit), then SP and PC from the
+        by a stub from inside the guest, like the IRQ's pending bit), then SP and PC from the
         image's table, in the Thumb state."""
-        c, stub = self.client, self.image.stub
-        c.write_memory(stub, stub_code(self.image.board.vtor, table))
-        c.write_register("pc", stub)
-        c.write_register("xpsr", THUMB)
-        self._run_stub()
+        c = self.client
+        self._in_guest(stub_code(self.image.board.vtor, table))
         c.write_register("sp", self.image.initial_sp)
         c.write_register("pc", self.image.reset)
         c.write_register("xpsr", THUMB)
@@ -156,10 +147,17 @@ class Session:
             elif self.pending is not None and stop.signal == SIGINT:
                 self._deliver("timeout", pc)
             elif pc in self.faults:
-                raise Ended(self._crash(regs))
+                self._fault(regs)
             elif pc == self.image.functions.get(INVOKE):
                 self._driver_call(regs)
                 self._step_over(pc)
+            elif pc in self.exits:
+                status = regs[0] - (1 << 32) if regs[0] >> 31 else regs[0]
+                self.exit_call, self.watch = (self.exits[pc], status, pc), "exit"
+                self.look_at = time.monotonic() + FIRST_LOOK
+                self._step_over(pc)
+            elif stop.signal == SIGINT and self.watch is not None:
+                self._look(regs)
             else:
                 raise Ended(End("crash", pc=pc, detail=f"stopped by signal {stop.signal}"))
 
@@ -169,27 +167,31 @@ class Session:
         while True:
             left = self.deadline - time.monotonic()
             job_left = self.pending.left(self.qemu.cpu_seconds()) if self.pending else POLL
-            stop = c.wait(max(min(POLL, left, max(job_left / 2, 0.002)), 0))
+            look = self.watch is not None and self.pending is None
+            look_left = self.look_at - time.monotonic() if look else POLL
+            stop = c.wait(max(min(POLL, left, max(job_left / 2, 0.002), look_left), 0))
             if stop is not None:
                 if stop.exited:
                     raise Ended(self._exited(stop))
                 return stop
-            uart = self.qemu.uart_text()
-            m = EXIT_LINE.search(uart)
-            if EOT in uart or m:
+            end = ending.exit_line(self.qemu.uart_text(), self.exit_call)
+            if end is not None:
                 c.interrupt()
-                raise Ended(End("eot", int(m.group(1)) if m else None,
-                                detail="the firmware sent end-of-transmission (0x04) on the UART"
-                                if EOT in uart else "the firmware printed its exit line"))
-            if self.pending is not None and job_left <= 0 and left > 0:
-                stop = c.interrupt()          # the job's time is up: stop the CPU where it spins
+                raise Ended(end)
+            if (self.pending is not None and job_left <= 0 or look and look_left <= 0) and left > 0:
+                stop = c.interrupt()          # the job's time is up, or a look: stop the CPU where it is
                 if stop is None or stop.exited:
                     raise Ended(self._exited(stop) if stop else End("qemu", detail="QEMU did not stop"))
                 return stop
             if left <= 0:
                 stop = c.interrupt()
-                pc = c.core_registers()[PC] if stop is not None and not stop.exited else None
-                raise Ended(End("timeout", pc=pc, detail=f"no exit within {self.timeout:g} s"))
+                if stop is None or stop.exited:
+                        raise Ended(End("timeout", detail=f"no exit within {self.timeout:g} s"))
+                regs = c.core_registers()
+                if self.watch is not None and self.pending is None:
+                    self._look(regs)          # spinning after an exit call or a fault: that ending
+                raise Ended(ending.timeout(self.timeout, regs[PC], no_way_out(self._code, regs[PC]),
+                                           self.fault, self.exit_call))
 
     def _exited(self, stop: rsp.Stop) -> End:
         if stop.killed is not None:
@@ -197,7 +199,7 @@ class Session:
         # QEMU sends the status it then exits with (W, before exit()): 0..255, negatives wrap.
         # Nothing is left to wait for: the UART and semihosting files are written unbuffered.
         code = stop.exit_code
-        return End("exit", code - 256 if code > 127 else code, detail="semihosting exit")
+        return End("exit", code - 256 if code > 127 else code, detail="semihosting exit", exit_call=self.exit_call)
 
     def _qemu_end(self, why: str) -> End:
         try:
@@ -208,7 +210,7 @@ class Session:
         err = self.qemu.errors().splitlines()
         detail = err[-1] if err else why
         if rc is not None and not err:
-            return End("exit", rc - 256 if rc > 127 else rc, detail="QEMU exited")
+            return End("exit", rc - 256 if rc > 127 else rc, detail="QEMU exited", ending="qemu")
         return End("qemu", detail=f"QEMU stopped: {detail}")
 
     def _step_over(self, pc: int, kind: int = rsp.HW_BREAKPOINT) -> None:
@@ -309,7 +311,7 @@ class Session:
         job = run_job(start, len(self.invocations), pc, memory,
                       accelerator=self.accelerator, system_config=self.system_config,
                       memory_mode=self.memory_mode, soc=self.soc, functional=self.functional,
-                      sizes=sizes, required=self.required)
+                      sizes=sizes, required=self.required, vela_ini=self.vela_ini)
         self.invocations.append(job)
         done = job.completed
         if done.status == "hang":
@@ -322,7 +324,7 @@ class Session:
                         "and raised its interrupt")
         for address in self.image.waits:
             self.client.insert(rsp.BREAKPOINT, address)
-        clock = load_vela_ini().system_config(self.system_config).core_clock
+        clock = load_vela_ini(self.vela_ini).system_config(self.system_config).core_clock
         self.npu_seconds += time.monotonic() - begun
         self.pending = Pending(job, self.qemu.cpu_seconds(), time.monotonic(), budget(done.cycles["total"], clock),
                                memory.writes)
@@ -351,45 +353,64 @@ class Session:
         self.npu_seconds += time.monotonic() - begun
         job = pending.job
         self.device.finish({"cycles": job.completed.cycles["total"], **job.completed.pmu}, self.ports)
-        self._raise_irq()
+        self._in_guest()                    # the stub pends the NPU's IRQ from inside the guest
         job.interrupt, job.interrupt_at, job.interrupt_pc = True, trigger, pc
 
-    def _raise_irq(self) -> None:
-        """Run the stub: it sets the NPU IRQ's pending bit from inside the guest."""
-        c = self.client
+    def _in_guest(self, code: bytes = b"") -> list[int]:
+        """Run `code` (by default the interrupt stub, which stays in place) in the stub area,
+        in the CPU's mode; the registers it ended with. The CPU's own are put back after."""
+        c, stub = self.client, self.image.stub
         regs = c.core_registers()
+        if code:
+            c.write_memory(stub, code)
         into = list(regs)
-        into[PC], into[XPSR] = self.image.stub, regs[XPSR] & ~IT_BITS
+        into[PC], into[XPSR] = stub, regs[XPSR] & ~IT_BITS | THUMB
         c.write_core_registers(into)
-        self._run_stub()
-        c.write_core_registers(regs)        # r0 and r1 (the stub's), the PC and xPSR as they were
+        try:
+            self._run_stub(len(code) or STUB_LENGTH)
+            return c.core_registers()
+        finally:
+            c.write_core_registers(regs)
+            if code:
+                c.write_memory(stub, self.irq_stub)
 
-    def _run_stub(self) -> None:
+    def _run_stub(self, length: int = STUB_LENGTH) -> None:
         """Run from the stub at the PC to its end (a breakpoint there, while it runs)."""
-        end = self.image.stub + STUB_LENGTH
+        end = self.image.stub + length
         self.client.insert(rsp.HW_BREAKPOINT, end)
         self._until(end)
         self.client.remove(rsp.HW_BREAKPOINT, end)
 
-    # -- crashes and driver calls --------------------------------------------------------------
-    def _crash(self, regs: list[int]) -> End:
-        number = regs[XPSR] & 0x1FF
+    # -- how it ends: exit line, exit call, fault (weaklink.run.ending) ---------------------------
+    def _fault(self, regs: list[int]) -> None:
+        """A handler of the fault vectors is entered: read the fault, then let the handler run
+        (it may print, or return); it ends the run once the CPU spins in a loop it cannot leave."""
         pc = regs[PC]
-        if number >= 16:
-            return End("crash", pc=pc, detail=f"interrupt {number} (IRQ {number - 16}) went to the fault "
-                       "handler: the image has no handler of its own for it")
-        stacked = None
-        try:
-            frame = self.client.read_memory(regs[SP], 32)
-            stacked = struct.unpack_from("<I", frame, 24)[0]
-        except rsp.RspError:
-            pass
-        name = FAULTS.get(number, f"exception {number}")
-        return End("crash", pc=stacked if stacked is not None else pc,
-                   detail=f"{name} (pc from the exception frame; its handler at 0x{pc:08x} was entered)"
-                   if stacked is not None else name)
+        if regs[XPSR] & 0x1FF == 0:           # the handler's code called as a function: no fault
+            self._step_over(pc)
+            return
+        # QEMU 7.2's stub does not give the process stack pointer: an MRS in the guest does
+        self.fault = read_fault(self.client, regs, self.image.handler_names.get(pc, ()),
+                                lambda: self._in_guest(MRS_R0_PSP)[0])
+        self.watch, self.look_at = "fault", time.monotonic() + FIRST_LOOK
+        loop = no_way_out(self._code, pc)
+        if loop is not None:
+            raise Ended(ending.fault_spin(self.fault, loop, self.exit_call))
+        self._step_over(pc)
 
+    def _look(self, regs: list[int]) -> None:
+        """After an exit call or a fault: the run ends when the CPU spins where it cannot get out."""
+        loop = no_way_out(self._code, regs[PC])
+        if loop is None:
+            self.look_at = time.monotonic() + POLL
+            return
+        raise Ended(ending.exit_line(self.qemu.uart_text(), self.exit_call)
+                    or (ending.fault_spin(self.fault, loop, self.exit_call) if self.watch == "fault"
+                        else ending.exit_spin(self.exit_call, regs[PC], loop)))
+
+    # -- driver calls ------------------------------------------------------------------------------
     def _driver_call(self, regs: list[int]) -> None:
         call = driver_call(HeldMemory(self.client), regs)
         if call is not None:
             self.calls.append(call)
+
