@@ -66,7 +66,10 @@ def symbol_at(image, address: int) -> str | None:
                           & (address < t.address.astype(np.int64) + np.maximum(t.size, 1)))
     if not len(rows):
         return None
-    row = int(rows[np.argmax(t.address[rows])])
+    # the innermost start; at one address a sized object or function names it before a
+    # linker-script marker (`__DDR4_start`, size 0, NOTYPE) that happens to sit there
+    typed = np.isin(t.type[rows], (S.STT_OBJECT, S.STT_FUNC))
+    row = int(rows[np.lexsort((typed, t.size[rows] > 0, t.address[rows]))[-1]])
     return image.text(int(t.name_off[row]), int(t.name_len[row]))
 
 
