@@ -290,14 +290,19 @@ def op_cost(acc: Accelerator, op: KernelOp, mems: dict[int, Memory], ifm_share: 
     iblk = ifm_block(acc, producer if producer is not None else op)
     oblk = clipped(op.block, op.ofm.shape)
     stream = op.op in ("ELEMENTWISE", "RESIZE")
+
+    def operand_block(fm):
+        """A broadcast operand (1 on an axis the OFM has more of) is fetched in its own shape."""
+        return iblk if not stream or fm.shape == op.ofm.shape else clipped(iblk, fm.shape)
     # (region, kind, channel, bus bytes, data bytes, write)
     moves = [(op.ifm.region, FEATURE_MAPS, IFM_STREAM if stream else IFM,
-              burst_bytes(True, mems[op.ifm.region], op.ifm, iblk, elems["IFM"]), elems["IFM"] * op.ifm.bits // 8, False),
+              burst_bytes(True, mems[op.ifm.region], op.ifm, operand_block(op.ifm), elems["IFM"]),
+              elems["IFM"] * op.ifm.bits // 8, False),
              (op.ofm.region, FEATURE_MAPS, WRITE, burst_bytes(False, mems[op.ofm.region], op.ofm, oblk, elems["OFM"]),
               elems["OFM"] * op.ofm.bits // 8, True)]
     if op.ifm2 is not None:
         moves.append((op.ifm2.region, FEATURE_MAPS, IFM_STREAM,
-                      burst_bytes(True, mems[op.ifm2.region], op.ifm2, iblk, elems["IFM2"]),
+                      burst_bytes(True, mems[op.ifm2.region], op.ifm2, operand_block(op.ifm2), elems["IFM2"]),
                       elems["IFM2"] * op.ifm2.bits // 8, False))
     moves = [m for m, fm in zip(moves, (op.ifm, op.ofm, op.ifm2)) if not fm.chained]
     if "weights" in elems:

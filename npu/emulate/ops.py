@@ -182,6 +182,27 @@ def _transposed(regs, shape):
     return tuple(shape["HWC".index(a)] for a in axes)
 
 
+def broadcast(regs, prefix: str, shape) -> tuple[tuple[int, int, int], bool]:
+    """(the h, w, c an elementwise operand is read as, whether it is a scalar and read from no
+    memory). The NPU reads a broadcast axis once and repeats it: the operand in memory has 1
+    there. Ethos-U55/U65 ``IFM2_BROADCAST``: ``broadcast_h``/``_w``/``_c``, and
+    ``broadcast_constant`` (the value is ``IFM2_SCALAR``); Ethos-U85 ``IFM_BROADCAST`` and
+    ``IFM2_BROADCAST``: ``broadcast_mode`` NONE, H, W, HW, C, CH, CW, CWH or SCALAR (the value is
+    ``OP_SCALAR``) (ethos-u55/u85 register interfaces; regor ``GenerateIFM2Broadcast``,
+    ``CalculateBroadcast``)."""
+    r = regs.get(f"NPU_SET_{prefix}_BROADCAST", {})
+    if "broadcast_mode" in r:
+        axes = r["broadcast_mode"].removeprefix("BROADCAST_MODE_")
+        if axes == "SCALAR":
+            return (1, 1, 1), True
+        axes = "" if axes == "NONE" else axes
+    else:
+        if r.get("broadcast_constant", "").endswith("_ENABLE"):
+            return (1, 1, 1), True
+        axes = "".join(a for a in "HWC" if r.get(f"broadcast_{a.lower()}", "").endswith("_ENABLE"))
+    return tuple(1 if a in axes else n for a, n in zip("HWC", shape)), False
+
+
 def _kernel_op(regs, cmd: Command, microblocks, weight_overfetch: int) -> KernelOp:
     op = KERNEL_OPS[cmd.command]
     (sy, sx), (dy, dx) = stride_dilation(regs)
@@ -190,9 +211,10 @@ def _kernel_op(regs, cmd: Command, microblocks, weight_overfetch: int) -> Kernel
     if op == "ELEMENTWISE":
         kh = kw = sy = sx = 1
     ofm_shape, ifm_shape = dims(regs, "OFM"), dims(regs, "IFM", "0")
-    if op == "ELEMENTWISE":           # elementwise operands have the OFM's shape
-        ifm_shape = ofm_shape
-        ifm_hw = ofm_shape[:2]
+    ifm_scalar = False
+    if op == "ELEMENTWISE":           # elementwise operands have the OFM's shape, broadcast aside
+        ifm_shape, ifm_scalar = broadcast(regs, "IFM", ofm_shape)
+        ifm_hw = ifm_shape[:2]
     else:                             # the IFM rows and columns the kernel reads
         pad = {side: field(regs, f"NPU_SET_IFM_PAD_{side}", "pad") for side in ("TOP", "BOTTOM", "LEFT", "RIGHT")}
         ifm_hw = (max((ofm_shape[0] - 1) * sy + kh - pad["TOP"] - pad["BOTTOM"], 1),
@@ -200,10 +222,9 @@ def _kernel_op(regs, cmd: Command, microblocks, weight_overfetch: int) -> Kernel
     ofm, ifm = _fm(regs, "OFM", _transposed(regs, ofm_shape)), _fm(regs, "IFM", ifm_shape, ifm_hw)
     ifm2 = None
     if op == "ELEMENTWISE":
-        scalar = (field(regs, "NPU_SET_IFM2_BROADCAST", "broadcast_mode", "") == "BROADCAST_MODE_SCALAR"
-                  or field(regs, "NPU_SET_IFM2_BROADCAST", "broadcast_constant", "") == "BROADCAST_MODE_ENABLE")
+        ifm2_shape, scalar = broadcast(regs, "IFM2", ofm_shape)
         if not scalar and "NPU_SET_IFM2_REGION" in regs:
-            ifm2 = _fm(regs, "IFM2", ofm_shape)
+            ifm2 = _fm(regs, "IFM2", ifm2_shape)
     block = dims(regs, "OFM_BLK")
     acc = regs.get("NPU_SET_ACC_FORMAT", {})
     mb = None
@@ -216,7 +237,8 @@ def _kernel_op(regs, cmd: Command, microblocks, weight_overfetch: int) -> Kernel
         weights = _streams(regs, "WEIGHT", "weights", ("", "1", "2", "3"), weight_overfetch)
         scales = _streams(regs, "SCALE", "scales", ("", "1"), 0)
     accesses = [Access(what, fm.region, offset, length, what == "OFM")
-                for what, fm in (("IFM", ifm), ("IFM2", ifm2), ("OFM", ofm)) if fm and not fm.chained
+                for what, fm in (("IFM", None if ifm_scalar else ifm), ("IFM2", ifm2), ("OFM", ofm))
+                if fm and not fm.chained
                 for offset, length in fm.ranges()]
     accesses += [a for a in weights + scales if a.length]
     activation = field(regs, "NPU_SET_ACTIVATION", "activation_function", "")

@@ -10,6 +10,7 @@ import sys
 import venv
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from weaklink import toolchain
@@ -87,6 +88,14 @@ def test_every_command_without_extras(tmp_path, wheel, seeds):
         assert decode.returncode == 0 and "NPU_OP_STOP" in decode.stdout, decode.stderr
     run = _run(bin_dir, "npu", "run", blob, *NPU_U85, cwd=tmp_path)
     assert run.returncode == 0, run.stderr
+    # --functional decodes the mlw weight streams with the emulator's own decoder: no Vela
+    from npu.read.model import load_model
+    (io,) = load_model(npz).inputs
+    x = tmp_path / "x.npy"
+    np.save(x, np.ones([d for d in io.shape if d], dtype=np.int8))
+    functional = _run(bin_dir, "npu", "run", npz, *NPU_U85, "--functional", "--input", x,
+                      "--outputs", tmp_path / "out", cwd=tmp_path)
+    assert functional.returncode == 0 and list((tmp_path / "out").iterdir()), functional.stderr
 
     plot = "--plot needs matplotlib: pip install 'weaklink[plot]'"
     _one_line_exit_2(_run(bin_dir, "weaklink", "analyze", elf, "--plot", tmp_path / "a.png", cwd=tmp_path), plot)
