@@ -20,6 +20,13 @@ Facts:
 - ``ACTIVATION_MIN``/``MAX`` are 16-bit: on a 32-bit OFM they do not clamp unless
   ``activation_clip_range`` forces an 8/16-bit range (Vela programs -32768..32767 for int32
   OFMs whose values, the softmax's exp sums, reach 2**31).
+- ``OFM_ZERO_POINT`` follows the same rule: a 32-bit OFM gets it only where
+  ``activation_clip_range`` forces an 8/16-bit range. Vela 5.2.0's int8 softmax programs
+  zero point 127 with FORCE_INT8 on the 32-bit OFM that indexes the exp table; the Vela 2.x/3.x
+  softmax (``softmax.py``, ``no_scale_quant`` keeps the IFM's zero point) programs the IFM's
+  zero point on every int32 intermediate (SHR, reduce sum, CLZ, SUB, SHL) and reads each back
+  with zero point 0, so adding it would turn CLZ's 12 into a shift of 79. Without the zero
+  point that stream computes the output TFLM's reference kernels give (docs/npu.md §3).
 """
 from __future__ import annotations
 
@@ -113,12 +120,13 @@ CLIP_RANGES = {"ACTIVATION_CLIP_RANGE_FORCE_UINT8": (0, 255), "ACTIVATION_CLIP_R
 
 def to_ofm(values: np.ndarray, zero_point: int, lo: int, hi: int, bits: int, signed: bool,
            clip_range: str = "") -> np.ndarray:
-    """Add the OFM zero point, clamp to the activation range and the OFM type's range."""
+    """Add the OFM zero point, clamp to the activation range and the OFM type's range; a 32-bit
+    OFM without a forced 8/16-bit clip range gets neither, only int32 saturation (module docstring)."""
     tmin, tmax = (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if signed else (0, (1 << bits) - 1)
     if clip_range in CLIP_RANGES:
         tmin, tmax = max(tmin, CLIP_RANGES[clip_range][0]), min(tmax, CLIP_RANGES[clip_range][1])
     elif bits == 32:
-        lo, hi = tmin, tmax
+        lo, hi, zero_point = tmin, tmax, 0
     out = values + zero_point
     np.maximum(out, max(lo, tmin), out=out)
     return np.minimum(out, min(hi, tmax), out=out)

@@ -27,7 +27,7 @@ from test_functional import placement, reference  # noqa: E402  (after LiteRT's 
 CONFIGS = {"ethos-u55-128": ("ethos-u55-128", "Ethos_U55_High_End_Embedded", "Shared_Sram"),
            "ethos-u55-256": ("ethos-u55-256", "Ethos_U55_High_End_Embedded", "Shared_Sram"),
            "ethos-u65-256": ("ethos-u65-256", "Ethos_U65_High_End", "Dedicated_Sram")}
-NETWORKS = ("softmax_c12", "softmax_c1", "softmax_c100_beta", "softmax_fc40", "softmax_person_detect",
+NETWORKS = ("softmax_c12", "softmax_c1", "softmax_zp34", "softmax_c100_beta", "softmax_fc40", "softmax_person_detect",
             "softmax_int16_c12", "softmax_int16_c100_beta")
 SEEDS = 3
 
@@ -120,6 +120,42 @@ def test_a_table_past_shram_is_one_clear_error(generator, model_cache):
     message = str(e.value)
     assert "table 7 of 256 32-bit entries ends at SHRAM byte" in message and "\n" not in message
     assert "ELEMENTWISE at stream offset 0x" in message
+
+
+def as_older_vela(model, zero_point: int):
+    """The stream with the OFM zero point the Vela 2.x/3.x softmax writes on its int32
+    intermediates: the softmax IFM's (``no_scale_quant`` in its ``softmax.py``), here on every
+    32-bit OFM whose clip range is the OFM's own; every other kernel keeps the compiled value."""
+    commands, regs, compiled_zp = [], {}, 0
+    for c in model.commands:
+        if c.command == "NPU_SET_OFM_ZERO_POINT":
+            compiled_zp = c.fields["zero_point"]
+            continue
+        if c.command.startswith("NPU_SET_"):
+            regs[c.command] = c.fields
+        elif c.command in ("NPU_OP_CONV", "NPU_OP_DEPTHWISE", "NPU_OP_POOL", "NPU_OP_ELEMENTWISE"):
+            int32 = regs.get("NPU_SET_OFM_PRECISION", {}).get("activation_precision", "").endswith("B32")
+            own = regs.get("NPU_SET_ACTIVATION", {}).get("activation_clip_range", "").endswith("OFM_PRECISION")
+            zp = zero_point & 0xFFFF if int32 and own else compiled_zp
+            commands.append(dataclasses.replace(c, command="NPU_SET_OFM_ZERO_POINT", param=zp, code=0x0118,
+                                                payload=None, fields={"zero_point": zp}))
+        commands.append(c)
+    return dataclasses.replace(model, commands=tuple(commands))
+
+
+@pytest.mark.parametrize("config", ["ethos-u55-128", "ethos-u65-256"])
+def test_the_older_vela_zero_point_on_int32_intermediates_is_not_applied(generator, model_cache, config):
+    """The Zephyr tflm_ethosu sample's model (an older Vela, arch 1.0.6) programs its SOFTMAX
+    input's zero point, 34, on the int32 SHR, reduce sum, CLZ, SUB and SHL; adding it to
+    those OFMs made the headroom shift 79. The NPU adds no zero point to a 32-bit OFM without a
+    forced 8/16-bit clip range (scale.py), and the outputs stay LiteRT's."""
+    model, tflite = compiled(generator, model_cache, "softmax_zp34", config)
+    older = as_older_vela(model, 34)
+    changed = sum(c.command == "NPU_SET_OFM_ZERO_POINT" and c.fields["zero_point"] == 34 for c in older.commands)
+    assert changed >= 8                      # SHR, reduce sum, CLZ, two SUBs, two SHLs, ...
+    for seed in range(SEEDS):
+        x = inputs(tflite, seed)
+        assert run(older, config, x).tobytes() == reference(tflite, x).tobytes()
 
 
 # ------------------------------------------------------------------ units against Python integers
