@@ -313,6 +313,16 @@ def reach(soc: Soc, port: str, address: int, size: int, write: bool = False,
                      (STALL_ASSUMPTION,))
     end = address + max(size, 1) - 1
     if not mem.contains(end):
+        # memories decoded back to back are one address range to the NPU's AXI manager: an
+        # access that runs on into the next one (Himax WE2's SRAM0 into SRAM1) is judged there
+        boundary = mem.origin + mem.length
+        following = soc.memory_at(boundary)
+        if following is not None and following.origin == boundary:
+            rest = reach(soc, port, boundary, end + 1 - boundary, write, read_only_ports)
+            if rest.ok:
+                here = reach(soc, port, address, boundary - address, write, read_only_ports)
+                return Reach(mem, here.reason, tuple(dict.fromkeys(here.assumptions + rest.assumptions)))
+            return rest
         return Reach(mem, f"the access ends at 0x{end:08x}, past the end of {mem.name}; {STALL}",
                      (STALL_ASSUMPTION,))
     if write and port in read_only_ports:

@@ -132,12 +132,20 @@ class VelaIni:
 
     def system_config(self, name: str) -> SystemConfig:
         if name not in self.system_configs:
-            raise InputError(self.path, f"no [System_Config.{name}] (known: {', '.join(self.system_configs)})")
+            raise InputError(self.path, f"no [System_Config.{name}] (known: {', '.join(self.system_configs)})"
+                             f"{self._own_ini_hint}")
         return self.system_configs[name]
 
     def memory_mode(self, name: str) -> MemoryMode:
         if name not in self.memory_modes:
-            raise InputError(self.path, f"no [Memory_Mode.{name}] (known: {', '.join(self.memory_modes)})")
+            raise InputError(self.path, f"no [Memory_Mode.{name}] (known: {', '.join(self.memory_modes)})"
+                             f"{self._own_ini_hint}")
+
+    @property
+    def _own_ini_hint(self) -> str:
+        """Vendors ship their own vela.ini (Alif's ensemble_vela.ini, Himax's himax_vela.ini):
+        a name missing from the stock one says how to give theirs."""
+        return "; give the project's own vela.ini with --vela-ini FILE" if self.path == VELA_INI else ""
         return self.memory_modes[name]
 
 

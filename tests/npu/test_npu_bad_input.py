@@ -68,6 +68,20 @@ def test_missing_file_and_unknown_config(u85_tiny, capsys):
                  "--memory-mode", "Sram_Only"]) == 2
     err = capsys.readouterr().err.splitlines()
     assert "no such file" in err[0] and "no [System_Config.Nope]" in err[1]
+    assert "--vela-ini" in err[1]           # the stock vela.ini: say how to give the project's own
+
+
+def test_a_projects_own_ini_is_not_told_to_give_itself(u85_tiny, tmp_path, capsys):
+    ini = tmp_path / "board_vela.ini"
+    ini.write_text("[System_Config.Board]\ncore_clock=400e6\naxi0_port=Sram\naxi1_port=OffChipFlash\n"
+                   "Sram_clock_scale=1.0\nSram_burst_length=32\nSram_read_latency=16\n"
+                   "Sram_write_latency=16\nOffChipFlash_clock_scale=0.25\n"
+                   "OffChipFlash_burst_length=128\nOffChipFlash_read_latency=64\n"
+                   "OffChipFlash_write_latency=64\n")
+    assert main(["run", str(u85_tiny.blob), "--accelerator", "ethos-u85-256", "--system-config", "Nope",
+                 "--memory-mode", "Sram_Only", "--vela-ini", str(ini)]) == 2
+    err = capsys.readouterr().err
+    assert "no [System_Config.Nope]" in err and "--vela-ini" not in err
 
 
 def test_no_traceback_from_the_console_script(tmp_path):

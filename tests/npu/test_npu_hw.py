@@ -133,3 +133,14 @@ def test_u55_opcodes_match_velas_python_register_map():
                 assert table.opcode[name] == member.value, name
                 checked += 1
     assert checked >= 80
+
+
+def test_an_access_runs_on_into_the_next_memory():
+    """Himax WE2: SRAM0 and SRAM1 are decoded back to back (WE2_device_addr.h); yolov8's
+    run-time arena crosses from one into the other, and the SDK's app works."""
+    soc = load_soc("himax-we2")
+    crossing = reach(soc, "AXI0", 0x340ff000, 0x2000, write=True)
+    assert crossing.ok, crossing.reason
+    assert crossing.memory.name == "SRAM0"
+    past_the_end = reach(soc, "AXI0", 0x341ff000, 0x2000)      # SRAM1 ends at 0x34200000: nothing follows
+    assert not past_the_end.ok and "past the end of SRAM1" in past_the_end.reason

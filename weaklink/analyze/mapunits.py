@@ -57,13 +57,21 @@ class MapUnits:
     def object_sections(self, obj: str) -> list[tuple[int, int]]:
         """[start, end) of the non-empty input sections the map lists for the file `obj`,
         sorted."""
-        text, out = self._map_bytes, []
-        for m in _INPUT_SECTION_AT.finditer(text):
+        return self._sections_by_object.get(obj, [])
+
+    @cached_property
+    def _sections_by_object(self) -> dict[str, list[tuple[int, int]]]:
+        """Every file's non-empty input sections, from one pass over the map."""
+        out: dict[str, list[tuple[int, int]]] = {}
+        for m in _INPUT_SECTION_AT.finditer(self._map_bytes):
             size = int(m.group(2), 16)
-            if size and m.group(3).decode(errors="replace").strip() == obj:
+            if size:
                 start = int(m.group(1), 16)
-                out.append((start, start + size))
-        return sorted(out)
+                obj = m.group(3).decode(errors="replace").strip()
+                out.setdefault(obj, []).append((start, start + size))
+        for spans in out.values():
+            spans.sort()
+        return out
 
 
 def _find_line(text: bytes, address: int, name: str) -> int | None:
