@@ -11,8 +11,9 @@ import math
 import sys
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
-from weaklink.errors import UsageError
+from weaklink.errors import InputError, UsageError
 from weaklink.fvp import console as out
 from weaklink.fvp.params import Settings
 from weaklink.fvp.semihost import heapinfo_hooks
@@ -48,8 +49,8 @@ def parse_data(text: str) -> tuple[str, int]:
         value = int(address, 0)
     except ValueError:
         raise UsageError(f"--data {text}: {address}: expected an address (0x...)") from None
-    from weaklink.errors import read_input
-    read_input(path, what="--data file")[:0]          # missing or unreadable: one line
+    if not Path(path).is_file():
+        raise InputError(path, "no such file (--data)")
     return path, value
 
 

@@ -3,7 +3,6 @@ scripts run unmodified with DIR on PATH. Each execs this weaklink's interpreter 
 weaklink (its package directory first on PYTHONPATH), with the model it stands for."""
 from __future__ import annotations
 
-import os
 import shlex
 import sys
 from pathlib import Path
@@ -33,6 +32,3 @@ def install(directory: str) -> list[Path]:
         written.append(path)
     return written
 
-
-def on_path(directory: str) -> bool:
-    return str(Path(directory).resolve()) in (str(Path(p).resolve()) for p in os.environ.get("PATH", "").split(os.pathsep) if p)
