@@ -96,6 +96,12 @@ def test_demo(firmware, capsys):
     assert_matches("`weaklink demo --json`", doc)
 
 
+def test_fvp_list_params(capsys):
+    code, doc = run_json(capsys, ["fvp", "--list-params", "--json"])
+    assert code == 0
+    assert_matches("`weaklink fvp --list-params --json`", doc)
+
+
 def test_npu_run_and_decode(firmware, capsys):
     from weaklink.demo.fixtures import firmware as fixtures
 

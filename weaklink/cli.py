@@ -14,7 +14,7 @@ import sys
 from weaklink.errors import exit_status
 
 # Subcommand modules, in the order of the data flow.
-COMMANDS = ("link", "analyze", "check", "diff", "run", "demo")
+COMMANDS = ("link", "analyze", "check", "diff", "run", "fvp", "demo")
 
 
 def terminal_width() -> int:

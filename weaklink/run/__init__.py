@@ -28,11 +28,12 @@ __all__ = ["DEFAULT_TIMEOUT", "RunReport", "run"]
 
 def run(elf, *, accelerator: str, system_config: str, memory_mode: str, soc: str | None = None,
         functional: bool | None = None, timeout: float = DEFAULT_TIMEOUT,
-        vela_ini: str | None = None) -> RunReport:
+        vela_ini: str | None = None, session: dict | None = None) -> RunReport:
     """Boot `elf` and serve its NPU. `functional`: None = on bytes, timing only for a stream the
     functional engine cannot compute (said in the job's note and the report's summary); True =
     on bytes or InputError; False = timing only. `vela_ini`: the file the system config and
-    memory mode are read from (default: Vela's Arm/vela.ini)."""
+    memory mode are read from (default: Vela's Arm/vela.ini). `session`: more of Session's
+    fields (weaklink fvp's QEMU options, tee, EOT rule and hooks)."""
     begun = time.monotonic()
     acc = npu_accelerator(accelerator)
     soc = soc or default_soc(acc)
@@ -45,8 +46,12 @@ def run(elf, *, accelerator: str, system_config: str, memory_mode: str, soc: str
     ini.memory_mode(memory_mode)
     board = board_for(soc, default_soc(acc))
     image = run_image.load(elf, board)
+    fields = dict(session or {})
+    hooks = fields.pop("hooks", None)         # a function of the image: its breakpoints and their hooks
     session = Session(image, accelerator, system_config, memory_mode, soc, functional, timeout, required,
-                      vela_ini=vela_ini)
+                      vela_ini=vela_ini, **fields)
+    if hooks is not None:
+        session.hooks = hooks(image)
     end, uart, semihosting = session.run()
     return RunReport(str(elf), accelerator, system_config, memory_mode, soc, board.name,
                      "functional" if functional else "timing", end,

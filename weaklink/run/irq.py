@@ -98,9 +98,10 @@ def budget(cycles: float, core_clock: float) -> float:
     return max(SPIN_BUDGET, cycles / core_clock if core_clock > 0 else 0.0)
 
 
-def wait_sites(elf: ElfFile) -> dict[int, tuple[str, int]]:
-    """Address -> (wfe | wfi, its length) of every WFE and WFI that starts an instruction in the
-    image's executable sections (its executable segments when it has no section headers)."""
+def wait_sites(elf: ElfFile, patterns: dict[bytes, str] = WAITS) -> dict[int, tuple[str, int]]:
+    """Address -> (wfe | wfi, its length) of every WFE and WFI (or of each of `patterns`: encoding
+    -> name) that starts an instruction in the image's executable sections (its executable
+    segments when it has no section headers)."""
     spans = [(s.sh_addr, s.sh_offset, s.sh_size) for s in elf.shdrs
              if s.sh_flags & S.SHF_EXECINSTR and s.sh_flags & S.SHF_ALLOC and s.sh_type != S.SHT_NOBITS]
     if not spans:
@@ -110,7 +111,7 @@ def wait_sites(elf: ElfFile) -> dict[int, tuple[str, int]]:
     out = {}
     for address, offset, size in spans:
         code = bytes(elf.data[offset:offset + size])
-        for pattern, kind in WAITS.items():
+        for pattern, kind in patterns.items():
             at = code.find(pattern)
             while at >= 0:
                 k = bisect.bisect_right(starts, address + at) - 1

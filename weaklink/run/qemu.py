@@ -9,6 +9,12 @@ The command line (QEMU 7.2 options):
   among its own messages: measured);
 - `-gdb chardev:gdb -S`: the CPU waits at reset for the debugger;
 - `-kernel FIRMWARE.elf`: the ELF's segments are loaded where they say.
+
+`Options` (for `weaklink fvp`): semihosting off (a BKPT 0xAB is then a debug event the CPU
+escalates to HardFault), the command line SYS_GET_CMDLINE answers (QEMU joins its `arg=`
+values with spaces: one value is the line as given), the directory semihosting's file calls
+resolve relative paths in (QEMU's own working directory), and raw files QEMU's generic loader
+(`-device loader,file=...,addr=...,force-raw=on`) puts in memory before the CPU starts.
 """
 from __future__ import annotations
 
@@ -32,15 +38,33 @@ def qemu_path() -> str:
     return path
 
 
+@dataclass(frozen=True)
+class Options:
+    semihosting: bool = True
+    cmdline: str | None = None
+    cwd: str | None = None
+    data: tuple[tuple[str, int], ...] = ()     # (file, address)
+
+
+def _value(text) -> str:
+    """A QEMU option value: a comma is written twice."""
+    return str(text).replace(",", ",,")
+
+
 def command(qemu: str, machine: str, elf: str, uart: Path, gdb: Path | None,
-            semihosting: Path | None = None) -> list[str]:
+            semihosting: Path | None = None, options: Options = Options()) -> list[str]:
     argv = [qemu, "-M", machine, "-nodefaults", "-display", "none", "-net", "none",
-            "-chardev", f"file,id=uart,path={uart}", "-serial", "chardev:uart"]
+            "-chardev", f"file,id=uart,path={_value(uart)}", "-serial", "chardev:uart"]
+    config = f"enable={'on' if options.semihosting else 'off'},target=native"
+    if options.cmdline is not None:
+        config += f",arg={_value(options.cmdline)}"
     if semihosting is None:
-        argv += ["-semihosting-config", "enable=on,target=native"]
+        argv += ["-semihosting-config", config]
     else:
-        argv += ["-chardev", f"file,id=semihosting,path={semihosting}",
-                 "-semihosting-config", "enable=on,target=native,chardev=semihosting"]
+        argv += ["-chardev", f"file,id=semihosting,path={_value(semihosting)}",
+                 "-semihosting-config", f"{config},chardev=semihosting"]
+    for path, address in options.data:
+        argv += ["-device", f"loader,file={_value(path)},addr=0x{address:x},force-raw=on"]
     if gdb is not None:
         argv += ["-chardev", f"socket,id=gdb,path={gdb},server=on,wait=off", "-gdb", "chardev:gdb", "-S"]
     return argv + ["-kernel", elf]
@@ -56,15 +80,17 @@ class Qemu:
     stderr: Path
 
     @classmethod
-    def start(cls, machine: str, elf: str) -> "Qemu":
+    def start(cls, machine: str, elf: str, options: Options = Options()) -> "Qemu":
         qemu = qemu_path()
         work = tempfile.TemporaryDirectory(prefix="weaklink-run-")
         root = Path(work.name)
         uart, gdb = root / "uart.txt", root / "gdb.sock"
         semihosting, err = root / "semihosting.txt", root / "stderr.txt"
         with open(err, "wb") as e:
-            proc = subprocess.Popen(command(qemu, machine, elf, uart, gdb, semihosting),
-                                    stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=e)
+            proc = subprocess.Popen(command(qemu, machine, str(Path(elf).resolve()), uart, gdb, semihosting,
+                                            options),
+                                    stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=e,
+                                    cwd=options.cwd)
         return cls(proc, work, uart, gdb, semihosting, err)
 
     def uart_text(self) -> bytes:

@@ -18,6 +18,10 @@ How the NPU is served, for any driver version, stripped or inlined:
 - after an exit call or a fault the CPU is looked at every few milliseconds: found in a loop
   it cannot leave (weaklink.run.spin), the run ends there: `exit-spin` with the status the
   firmware passed, or `fault`, naming the handler that spins.
+
+For `weaklink fvp` (weaklink.fvp): QEMU's options (weaklink.run.qemu.Options), a `tee` given the
+UART's and semihosting's bytes at each look, `eot_ends` (False: the exit line and EOT do not end
+the run), and `hooks`: more breakpoints, each served by its function (session, registers).
 """
 from __future__ import annotations
 
@@ -38,7 +42,7 @@ from weaklink.run.fault import Fault, read_fault
 from weaklink.run.image import EXITS, INVOKE, RunImage
 from weaklink.run.irq import RUNNING_READS, STUB_LENGTH, HeldMemory, Pending, budget, stub_code
 from weaklink.run.job import DriverCall, Invocation, driver_call, run_job
-from weaklink.run.qemu import Qemu
+from weaklink.run.qemu import Options, Qemu
 from weaklink.run.spin import no_way_out
 from weaklink.run.thumb import condition_passes, decode, it_advance
 
@@ -74,6 +78,10 @@ class Session:
     fault: Fault | None = None                   # the last fault handler entered
     watch: str | None = None                     # exit | fault: what the CPU is looked at for
     look_at: float = 0.0                         # when the CPU is looked at next
+    qemu_options: Options = field(default_factory=Options)
+    tee: object = None                           # tee(uart, semihosting): the bytes so far
+    eot_ends: bool = True
+    hooks: dict = field(default_factory=dict)    # address -> hook(session, registers)
 
     def run(self) -> tuple[End, bytes, bytes]:
         """Boot, serve, and return how it ended, the UART bytes and semihosting's."""
@@ -82,7 +90,7 @@ class Session:
         self.device = EthosU(acc.id_word, acc.config_word)
         self.ports = list(load_soc(self.soc).ports)
         start = time.monotonic()
-        self.qemu = Qemu.start(board.machine, self.image.path)
+        self.qemu = Qemu.start(board.machine, self.image.path, self.qemu_options)
         try:
             try:
                 self.client = rsp.GdbClient.connect(str(self.qemu.gdb), timeout=10.0,
@@ -101,7 +109,10 @@ class Session:
                 end = self._qemu_end(str(e))
             if self.pending is not None:
                 self.pending.abandon()
-            return end, self.qemu.uart_text(), self.qemu.semihosting_text()
+            uart, semihosting = self.qemu.uart_text(), self.qemu.semihosting_text()
+            if self.tee is not None:
+                self.tee(uart, semihosting)
+            return end, uart, semihosting
         finally:
             self.qemu.close()
 
@@ -111,8 +122,8 @@ class Session:
         for page in board.npu_pages:
             c.insert(rsp.ACCESS_WATCH, page, PAGE)
         self.faults = set(image.handlers.values())
-        for address in set(self.faults) | set(image.functions.values()):    # and ethosu_invoke_v3's
-            c.insert(rsp.HW_BREAKPOINT, address)
+        for address in set(self.faults) | set(image.functions.values()) | set(self.hooks):
+            c.insert(rsp.HW_BREAKPOINT, address)          # and ethosu_invoke_v3's, exit's, the hooks'
         self.exits = {image.functions[n]: n for n in EXITS if n in image.functions}
         bit = board.npu_irq % 32
         self.irq_stub = stub_code(board.nvic_ispr + 4 * (board.npu_irq // 32), 1 << bit)
@@ -151,6 +162,8 @@ class Session:
             elif pc == self.image.functions.get(INVOKE):
                 self._driver_call(regs)
                 self._step_over(pc)
+            elif pc in self.hooks:
+                self.hooks[pc](self, regs)
             elif pc in self.exits:
                 status = regs[0] - (1 << 32) if regs[0] >> 31 else regs[0]
                 self.exit_call, self.watch = (self.exits[pc], status, pc), "exit"
@@ -174,7 +187,7 @@ class Session:
                 if stop.exited:
                     raise Ended(self._exited(stop))
                 return stop
-            end = ending.exit_line(self.qemu.uart_text(), self.exit_call)
+            end = self._exit_line()
             if end is not None:
                 c.interrupt()
                 raise Ended(end)
@@ -192,6 +205,12 @@ class Session:
                     self._look(regs)          # spinning after an exit call or a fault: that ending
                 raise Ended(ending.timeout(self.timeout, regs[PC], no_way_out(self._code, regs[PC]),
                                            self.fault, self.exit_call))
+
+    def _exit_line(self) -> End | None:
+        uart = self.qemu.uart_text()
+        if self.tee is not None:
+            self.tee(uart, self.qemu.semihosting_text())
+        return ending.exit_line(uart, self.exit_call) if self.eot_ends else None
 
     def _exited(self, stop: rsp.Stop) -> End:
         if stop.killed is not None:
@@ -404,7 +423,7 @@ class Session:
         if loop is None:
             self.look_at = time.monotonic() + POLL
             return
-        raise Ended(ending.exit_line(self.qemu.uart_text(), self.exit_call)
+        raise Ended(self._exit_line()
                     or (ending.fault_spin(self.fault, loop, self.exit_call) if self.watch == "fault"
                         else ending.exit_spin(self.exit_call, regs[PC], loop)))
 
