@@ -1,0 +1,36 @@
+# The post-link step of weaklink_check(): `cmake -P weaklink_gate.cmake -- <weaklink> check <image> ...`.
+# Runs the check (its report goes to the build's output as it is printed); when the check does
+# not pass, moves the image aside to <image>.rejected and fails the step, so that the next
+# build links and checks it again instead of finding it up to date.
+set(command "")
+set(after_dashes FALSE)
+math(EXPR last "${CMAKE_ARGC} - 1")
+foreach(i RANGE 1 ${last})
+  if(after_dashes)
+    list(APPEND command "${CMAKE_ARGV${i}}")
+  elseif(CMAKE_ARGV${i} STREQUAL "--")
+    set(after_dashes TRUE)
+  endif()
+endforeach()
+list(FIND command check at)
+if(at LESS 0)
+  message(FATAL_ERROR "weaklink_gate.cmake: expected -- <weaklink> check <image> ...")
+endif()
+math(EXPR at "${at} + 1")
+list(GET command ${at} image)
+
+execute_process(COMMAND ${command} RESULT_VARIABLE status)
+if(NOT status EQUAL 0)
+  if(EXISTS "${image}")
+    file(RENAME "${image}" "${image}.rejected")
+  endif()
+  if(status EQUAL 1)
+    set(why "the check did not pass (verdict above)")
+  elseif(status EQUAL 2)
+    set(why "bad input or usage (message above)")
+  else()
+    set(why "it did not finish: ${status}")
+  endif()
+  message(FATAL_ERROR "weaklink check failed the build: ${why}; the image is moved to "
+                      "${image}.rejected and the next build links and checks it again")
+endif()
