@@ -8,6 +8,10 @@
 #     [MAP <ld -Map file>] [SARIF <file>] [FAIL_ON <verdict>...] [ALLOW_UNKNOWN]
 #     [OPTIONS <further weaklink check arguments>...])
 #
+# The check runs as a POST_BUILD step of <target> when <target> is defined in the calling
+# directory, else (CMake allows POST_BUILD steps only there: Zephyr's zephyr_final) as the
+# target <target>_weaklink_check of the default build, which depends on <target>.
+#
 # The weaklink it runs: WEAKLINK_EXECUTABLE when set (a cache variable: a path, or a command
 # list such as "python3;-m;weaklink.cli"), else the one that printed this directory (recorded
 # in weaklink-executable.cmake by `weaklink --cmake-dir`), else `weaklink` on PATH.
@@ -110,11 +114,32 @@ function(weaklink_check target)
 
   get_property(command GLOBAL PROPERTY WEAKLINK_COMMAND)
   get_property(gate GLOBAL PROPERTY WEAKLINK_GATE_SCRIPT)
-  # The step runs through weaklink_gate.cmake, which moves a rejected image aside: without
-  # that, the next build would find the output up to date and skip the gate.
-  add_custom_command(TARGET ${target} POST_BUILD
-    COMMAND "${CMAKE_COMMAND}" -P "${gate}" -- ${command} ${args}
-    WORKING_DIRECTORY "${CMAKE_CURRENT_BINARY_DIR}"
-    COMMENT "weaklink check: ${target} (${WL_ACCELERATOR}, ${WL_SYSTEM_CONFIG}, ${WL_MEMORY_MODE})"
-    VERBATIM)
+  set(comment "weaklink check: ${target} (${WL_ACCELERATOR}, ${WL_SYSTEM_CONFIG}, ${WL_MEMORY_MODE})")
+  # The step's arguments in a file rewritten only when they change: a build after a change of
+  # weaklink_check()'s arguments checks the image again.
+  set(state "${CMAKE_CURRENT_BINARY_DIR}/weaklink_check/${target}")
+  file(MAKE_DIRECTORY "${CMAKE_CURRENT_BINARY_DIR}/weaklink_check")
+  file(GENERATE OUTPUT "${state}.args" CONTENT "${command};${args}\n")
+  get_target_property(defined_in ${target} BINARY_DIR)
+  if(defined_in STREQUAL CMAKE_CURRENT_BINARY_DIR)
+    set_property(TARGET ${target} APPEND PROPERTY LINK_DEPENDS "${state}.args")
+    # A POST_BUILD step of the link. weaklink_gate.cmake moves a rejected image aside: without
+    # that, the next build would find the output up to date and skip the gate.
+    add_custom_command(TARGET ${target} POST_BUILD
+      COMMAND "${CMAKE_COMMAND}" -P "${gate}" -- ${command} ${args}
+      WORKING_DIRECTORY "${CMAKE_CURRENT_BINARY_DIR}"
+      COMMENT "${comment}" VERBATIM)
+  else()
+    # CMake attaches POST_BUILD steps only to targets of the current directory (Zephyr's
+    # zephyr_final is defined in ${ZEPHYR_BASE}'s): a step of the default build after the link,
+    # whose stamp is written only when the check passes, so that a rejected image is checked
+    # again by the next build.
+    set(stamp "${state}.passed")
+    add_custom_command(OUTPUT "${stamp}"
+      COMMAND "${CMAKE_COMMAND}" "-DWEAKLINK_STAMP=${stamp}" -P "${gate}" -- ${command} ${args}
+      DEPENDS ${target} "$<TARGET_FILE:${target}>" "${state}.args"
+      WORKING_DIRECTORY "${CMAKE_CURRENT_BINARY_DIR}"
+      COMMENT "${comment}" VERBATIM)
+    add_custom_target(${target}_weaklink_check ALL DEPENDS "${stamp}")
+  endif()
 endfunction()

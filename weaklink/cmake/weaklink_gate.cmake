@@ -1,7 +1,9 @@
-# The post-link step of weaklink_check(): `cmake -P weaklink_gate.cmake -- <weaklink> check <image> ...`.
-# Runs the check (its report goes to the build's output as it is printed); when the check does
-# not pass, moves the image aside to <image>.rejected and fails the step, so that the next
-# build links and checks it again instead of finding it up to date.
+# The post-link step of weaklink_check(): `cmake [-DWEAKLINK_STAMP=<file>] -P weaklink_gate.cmake
+# -- <weaklink> check <image> ...`. Runs the check (its report goes to the build's output as it
+# is printed). When it does not pass, the step fails: as a POST_BUILD step it first moves the
+# image aside to <image>.rejected, so that the next build links and checks it again instead of
+# finding it up to date; as a step of its own (WEAKLINK_STAMP) it leaves the image and writes
+# no stamp, so that the next build runs it again. A check that passes writes the stamp.
 set(command "")
 set(after_dashes FALSE)
 math(EXPR last "${CMAKE_ARGC} - 1")
@@ -20,9 +22,19 @@ math(EXPR at "${at} + 1")
 list(GET command ${at} image)
 
 execute_process(COMMAND ${command} RESULT_VARIABLE status)
-if(NOT status EQUAL 0)
-  if(EXISTS "${image}")
-    file(RENAME "${image}" "${image}.rejected")
+if(status EQUAL 0)
+  if(WEAKLINK_STAMP)
+    file(TOUCH "${WEAKLINK_STAMP}")
+  endif()
+else()
+  if(WEAKLINK_STAMP)
+    file(REMOVE "${WEAKLINK_STAMP}")
+    set(next "the next build checks it again")
+  else()
+    if(EXISTS "${image}")
+      file(RENAME "${image}" "${image}.rejected")
+    endif()
+    set(next "the image is moved to ${image}.rejected and the next build links and checks it again")
   endif()
   if(status EQUAL 1)
     set(why "the check did not pass (verdict above)")
@@ -31,6 +43,5 @@ if(NOT status EQUAL 0)
   else()
     set(why "it did not finish: ${status}")
   endif()
-  message(FATAL_ERROR "weaklink check failed the build: ${why}; the image is moved to "
-                      "${image}.rejected and the next build links and checks it again")
+  message(FATAL_ERROR "weaklink check failed the build: ${why}; ${next}")
 endif()
