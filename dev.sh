@@ -25,6 +25,11 @@ ensure_toolchain() {
         apt-get update -q
         DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends qemu-system-arm
     fi
+    # cmake (and make, its default generator): the CMake post-link gate's tests (docs/cmake.md)
+    if ! command -v cmake >/dev/null || ! command -v make >/dev/null; then
+        apt-get update -q
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends cmake make
+    fi
 }
 
 ensure_venv() {

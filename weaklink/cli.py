@@ -47,8 +47,24 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message}\n")
 
 
+class _CMakeDir(argparse.Action):
+    """--cmake-dir: print the CMake package's directory and exit, as --version does."""
+
+    def __init__(self, option_strings, dest, **kwargs):
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        from weaklink.cmakedir import cmake_dir
+
+        print(cmake_dir(), flush=True)
+        parser.exit(0)
+
+
 def build_parser(commands=COMMANDS) -> argparse.ArgumentParser:
     parser = _Parser(prog="weaklink", description=__doc__.splitlines()[0])
+    parser.add_argument("--cmake-dir", action=_CMakeDir,
+                        help="print the directory of weaklink's CMake package (find_package(weaklink "
+                             "CONFIG) with -Dweaklink_DIR=...) and exit")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     for name in commands:
         importlib.import_module(f"weaklink.commands.{name}").add_parser(sub)
@@ -64,6 +80,8 @@ def main(argv: list[str] | None = None, commands=COMMANDS) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv and argv[0] in commands:     # load that subcommand's module only (start-up time)
         commands = (argv[0],)
+    elif argv and argv[0] == "--cmake-dir":
+        commands = ()
     parser = build_parser(commands)
     args, extra = parser.parse_known_args(argv)
     if extra and not getattr(args, "accepts_extra", False):

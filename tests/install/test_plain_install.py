@@ -97,6 +97,14 @@ def test_every_command_without_extras(tmp_path, wheel, seeds):
                       "--outputs", tmp_path / "out", cwd=tmp_path)
     assert functional.returncode == 0 and list((tmp_path / "out").iterdir()), functional.stderr
 
+    # the CMake package ships in the wheel; --cmake-dir records the weaklink that printed it
+    cmake_dir = _run(bin_dir, "weaklink", "--cmake-dir", cwd=tmp_path)
+    where = Path(cmake_dir.stdout.strip())
+    assert cmake_dir.returncode == 0 and where.is_relative_to(tmp_path / "plain"), cmake_dir.stderr
+    assert {p.name for p in where.iterdir()} == {"weaklinkConfig.cmake", "weaklinkConfigVersion.cmake",
+                                                "weaklink_gate.cmake", "weaklink-executable.cmake"}
+    assert f'"{bin_dir / "weaklink"}"' in (where / "weaklink-executable.cmake").read_text()
+
     plot = "--plot needs matplotlib: pip install 'weaklink[plot]'"
     _one_line_exit_2(_run(bin_dir, "weaklink", "analyze", elf, "--plot", tmp_path / "a.png", cwd=tmp_path), plot)
     _one_line_exit_2(_run(bin_dir, "weaklink", "check", elf, *NPU_U85, "--plot", tmp_path / "c.png",

@@ -2,7 +2,8 @@
 
 Exit 0 when the emulated inference completes, 1 when the check does not pass: a hang, an error
 or wrong outputs, or a check that cannot tell (verdict `unknown`: the image does not say what
-the verdict depends on; the report says what), 2 on bad input or usage.
+the verdict depends on; the report says what), 2 on bad input or usage. `--fail-on` and
+`--allow-unknown` choose which verdicts exit 1 (a build gate: weaklink/cmake/).
 """
 from __future__ import annotations
 
@@ -42,6 +43,11 @@ def add_parser(sub) -> None:
                         "with the predicted one, field by field")
     p.add_argument("--timeout", type=float, default=None, metavar="S",
                    help="with --run: seconds before the run is stopped (default 60)")
+    p.add_argument("--fail-on", action="append", default=[], metavar="VERDICTS",
+                   help="exit 1 only on these verdicts (comma list of hang, error, wrong, unknown; "
+                        "default: all four)")
+    p.add_argument("--allow-unknown", action="store_true",
+                   help="exit 0 on verdict unknown (the report still says what the image does not say)")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.add_argument("--plot", metavar="FILE.png", help="draw the memory map with the regions placed, and the NPU timeline")
     from weaklink.report.output import add_options
@@ -53,10 +59,12 @@ def run(args) -> int:
     if args.plot:
         require("matplotlib", "--plot", "plot")     # before the emulation, not after it
     from weaklink.check import check
+    from weaklink.check.gate import gate as make_gate
     from weaklink.report.output import check_outputs, emit
     from weaklink.report.results import from_check
 
     check_outputs(args)
+    gate = make_gate(args.fail_on, args.allow_unknown)
     report = check(args.firmware, accelerator=args.accelerator, system_config=args.system_config,
                    memory_mode=args.memory_mode, soc=args.soc, map_path=args.map,
                    model_path=args.model, binding=args.binding, vela_ini=args.vela_ini,
@@ -65,16 +73,21 @@ def run(args) -> int:
         from weaklink.check.plot import plot
 
         plot(report, args.plot)
+    status = 1 if gate.failed(report.verdict) else 0
+    doc = report.to_json()
+    if gate.stated:
+        doc["gate"] = gate.to_json(report.verdict)
     if args.execute:
-        text, status = _with_run(args, report)
+        text, status = _with_run(args, report, doc, status)
     else:
-        text = json.dumps(report.to_json(), indent=2) if args.json else report.to_table()
-        status = report.exit_code
+        text = json.dumps(doc, indent=2) if args.json else report.to_table()
+    if gate.stated and not args.json:
+        text += "\n" + gate.line(report.verdict)
     emit(args, text + "\n", lambda: from_check(report))
     return status
 
 
-def _with_run(args, report) -> tuple[str, int]:
+def _with_run(args, report, doc: dict, status: int) -> tuple[str, int]:
     """check --run: the firmware runs, and its table is compared with the prediction; the
     joint report and the exit status (1 also when the run disagrees). An image that cannot
     run keeps check's report, with why it did not run (exit 1: the comparison asked for is
@@ -91,10 +104,10 @@ def _with_run(args, report) -> tuple[str, int]:
                            timeout=args.timeout if args.timeout is not None else DEFAULT_TIMEOUT)
     except (InputError, ToolchainMissing) as e:
         why = e.what if isinstance(e, InputError) else str(e)
-        text = json.dumps(not_run_json(report.to_json(), why), indent=2) if args.json \
+        text = json.dumps(not_run_json(doc, why), indent=2) if args.json \
             else not_run_table(report.to_table(), why)
-        return text, max(report.exit_code, 1)
+        return text, 1
     comparison = compare(report, ran)
-    text = json.dumps(joint_json(report.to_json(), ran, comparison), indent=2) if args.json \
+    text = json.dumps(joint_json(doc, ran, comparison), indent=2) if args.json \
         else joint_table(report.to_table(), ran, comparison)
-    return text, 0 if report.exit_code == 0 and comparison.agree else 1
+    return text, 0 if status == 0 and comparison.agree else 1
