@@ -148,7 +148,9 @@ def _not_extracted(table, link_map, map_path, link_inputs, link_dir, notes: list
     weak_names = table.names(weak)
     present = set(weak_names)
     first = [n for n in expected if n in present]      # the ones asked about go first
-    return extraction.not_extracted(list(dict.fromkeys([*first, *weak_names])), args, where)
+    discarded = [(d.file, d.section) for d in link_map.discarded] if link_map is not None else []
+    return extraction.not_extracted(list(dict.fromkeys([*first, *weak_names])), args, where,
+                                    discarded)
 
 
 def _attribute(image, attribution, queried, found, table, weak_rows) -> dict[int, str]:
