@@ -47,7 +47,7 @@ def analyze(path: str, *, map_path: str | None = None, board: str | None = None,
 
     names = list(dict.fromkeys([*symbols, *expect_region]))
     queried = {n: _query(image, regions, n, table) for n in names}
-    facts = CxxFacts(table, attribution)
+    facts = CxxFacts(table, attribution, _comdat(attribution, link_map, map_path, link_dir))
     weak_rows, found, vague = F.weak_defaults(table, frozenset(expect_override), facts)
     found += F.near_misses(table, facts)
     found += _expectations(image, regions, queried, expect_override, expect_region)
@@ -123,6 +123,15 @@ def _expectations(image, regions, queried, expect_override, expect_region) -> li
         elif (hit := F.pointer_outside(q, region)) is not None:
             out.append(hit)
     return out
+
+
+def _comdat(attribution, link_map, map_path, link_dir):
+    """The COMDAT evidence of the link's input objects, when the map's LOAD files are found
+    (cxxlinkage point 3), else None."""
+    if link_map is None:
+        return None
+    where = link_dir or extraction.find_link_dir(extraction.args_from_map(link_map), map_path)
+    return None if where is None else extraction.comdat_evidence(attribution.map, where)
 
 
 def _not_extracted(table, link_map, map_path, link_inputs, link_dir, notes: list[str],

@@ -44,6 +44,7 @@ class Attribution:
         self._searches = 0
         self.ambiguous: set[int] = set()     # addresses of variables several units define
         self._names: dict[int, str | None] = {}
+        self._header_files: dict[tuple[int, int], bool | None] = {}
 
     def defined_in(self, sym: Symbol) -> str | None:
         return self._from_dwarf(sym) or self.map.defined_in(sym)
@@ -111,7 +112,25 @@ class Attribution:
         scan = names.scan(cu) if cu is not None else None
         die = scan.functions.get(address) if scan is not None else None
         facts = names.function_facts(die) if die is not None else None
-        return None if facts is None else FunctionFacts(*facts)
+        if facts is None:
+            return None
+        inline, member, in_class, decl_file = facts
+        header = None
+        if not inline and not member and decl_file is not None:
+            header = self._in_header(cu, decl_file)
+        return FunctionFacts(inline, member, in_class, header)
+
+    def _in_header(self, cu: int, decl_file: int) -> bool | None:
+        """Is file `decl_file` of unit `cu` another file than the unit's source (a header it
+        includes)? None when the DWARF does not say."""
+        key = (cu, decl_file)
+        if key not in self._header_files:
+            try:
+                files = self._reader.unit_file(cu, decl_file)
+            except DwarfError:
+                files = None
+            self._header_files[key] = None if files is None else files[0] != files[1]
+        return self._header_files[key]
 
     @property
     def dwarf(self):

@@ -158,6 +158,29 @@ class _Inputs:
         return self._archives[path]
 
 
+def in_comdat_group(inputs: _Inputs, display: str, symbol: str) -> bool | None:
+    """Is `symbol`'s definition in the input `display` (`file.o`, `lib.a(member.o)`) in a
+    COMDAT group (SHT_GROUP with GRP_COMDAT)? None when the input cannot be read or does not
+    define it."""
+    obj = inputs.object(display)
+    row = obj.by_name.get(symbol) if obj is not None else None
+    if row is None:
+        return None
+    shndx = obj.rows[row][4]
+    return any(shndx in g.sections[1:] for g in obj.comdat_groups)
+
+
+def comdat_evidence(map_units, link_dir: str):
+    """`(symbol) -> bool | None`: is the image's definition of `symbol` in a COMDAT group of
+    the input the map says defined it (weaklink.analyze.cxxlinkage point 3)?"""
+    inputs = _Inputs(link_dir)
+
+    def in_group(sym) -> bool | None:
+        display = map_units.defined_in(sym)
+        return None if display is None else in_comdat_group(inputs, display, sym.name)
+    return in_group
+
+
 def _removed(result, discarded) -> dict[str, set[str]]:
     """file -> names of its sections that are not in the image: what the model's
     --gc-sections removed, and the map's "Discarded input sections" (a map rebuilds no
