@@ -64,8 +64,10 @@ def analyze(path: str, *, map_path: str | None = None, board: str | None = None,
                      "each: a weak default beside the definition that replaced it; "
                      "--map tells which object's won)")
     queried = {n: _with_unit(q, image, defined_in) for n, q in queried.items()}
+    usage = {name: RegionUse(used, tuple(secs))
+             for name, (used, secs) in R.usage(image, regions, notes).items()}
     return AnalysisReport(image.name, MACHINES.get(image.elf.header["e_machine"], "?"),
-                          image.entry, regions, _usage(image, regions), table, queried,
+                          image.entry, regions, usage, table, queried,
                           tuple(found), weak_rows, defined_in, demangling, tuple(notes), vague)
 
 
@@ -190,17 +192,3 @@ def _with_unit(q: Query, image: Image, defined_in: dict[int, str]) -> Query:
         return q
     hits = image.lookup(q.raw_name)
     return q._replace(defined_in=defined_in.get(hits[0].index)) if hits else q
-
-
-def _usage(image: Image, regions: R.RegionMap) -> dict[str, RegionUse]:
-    out: dict[str, list] = {}
-    for i, sh in enumerate(image.elf.shdrs):
-        if not sh.sh_flags & S.SHF_ALLOC or not sh.sh_size:
-            continue
-        r = regions.locate([sh.sh_addr])[0]
-        if r >= 0:
-            out.setdefault(regions.regions[r].name, []).append(
-                (image.elf.section_names[i], sh.sh_addr, sh.sh_size))
-    return {name: RegionUse(sum(s[2] for s in secs),
-                            tuple(sorted(secs, key=lambda s: -s[2])))
-            for name, secs in out.items()}
