@@ -35,8 +35,10 @@ def analyze(path: str, *, map_path: str | None = None, board: str | None = None,
             symbols: Sequence[str] = (), expect_override: Sequence[str] = (),
             expect_region: Mapping[str, str] | None = None,
             link_inputs: Sequence[str] | None = None, link_dir: str | None = None,
-            image: Image | None = None) -> AnalysisReport:
-    """`image`: the image already read from `path` (weaklink check reads the file once)."""
+            image: Image | None = None, weak_defaults: bool = True) -> AnalysisReport:
+    """`image`: the image already read from `path` (weaklink check reads the file once).
+    `weak_defaults=False` leaves out the weak-default-survived infos and their vague-linkage
+    evidence (check reports neither; the DWARF of every weak C++ symbol is not read)."""
     expect_region = dict(expect_region or {})
     image = image if image is not None else Image.from_path(path)
     link_map = _read_map(map_path)
@@ -48,7 +50,10 @@ def analyze(path: str, *, map_path: str | None = None, board: str | None = None,
     names = list(dict.fromkeys([*symbols, *expect_region]))
     queried = {n: _query(image, regions, n, table) for n in names}
     facts = CxxFacts(table, attribution, _comdat(attribution, link_map, map_path, link_dir))
-    weak_rows, found, vague = F.weak_defaults(table, frozenset(expect_override), facts)
+    if weak_defaults or expect_override:
+        weak_rows, found, vague = F.weak_defaults(table, frozenset(expect_override), facts)
+    else:
+        weak_rows, found, vague = [], [], {}
     found += F.near_misses(table, facts)
     found += _expectations(image, regions, queried, expect_override, expect_region)
     notes: list[str] = []

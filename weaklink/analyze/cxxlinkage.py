@@ -63,14 +63,13 @@ _QUALIFIED_MEMBER = (b"_ZNK", b"_ZNV", b"_ZNR", b"_ZNO")
 _STD_SPECIALIZATION_SCOPE = re.compile(r"_ZN[rVKRO]*S[sido]")
 
 
-class FunctionFacts(namedtuple("FunctionFacts", "declared_inline member in_class in_header",
-                               defaults=(None,))):
+class FunctionFacts(namedtuple("FunctionFacts", "declared_inline member in_class")):
     """What DWARF says of a function definition: declared inline (DW_AT_inline 2 or 3 on it
     or its abstract origin), a class member (DW_AT_object_pointer, or declared in a class),
     defined where declared (a specification without DW_AT_decl_* of its own: for a member,
-    in its class body), its body written in a header (the DW_AT_decl_file of the definition,
-    or of the declaration it completes in place, is not the unit's source file; None: not
-    known). weaklink.read.dwarfunits.function_facts reads them."""
+    in its class body). weaklink.read.dwarfunits.function_facts reads them; whether the body
+    is written in a header is asked separately (`function_in_header`: it costs a
+    line-program header)."""
 
     __slots__ = ()
 
@@ -85,7 +84,8 @@ def _parse(raw: str, text: str) -> CxxName | None:
 
 class CxxFacts:
     """Lazily computed C++ facts of one table. `dwarf`: an object with
-    `function_facts(address) -> FunctionFacts | None` (weaklink.analyze.attribution), or None."""
+    `function_facts(address) -> FunctionFacts | None` and `function_in_header(address) ->
+    bool | None` (weaklink.analyze.attribution), or None."""
 
     def __init__(self, table, dwarf=None, comdat=None):
         self.table = table
@@ -213,7 +213,8 @@ class CxxFacts:
                 return "declared inline (DWARF)"
             if facts.member and facts.in_class:
                 return "method defined in its class body (DWARF)"
-            if not facts.member and facts.in_header:
+            if not facts.member and self.dwarf.function_in_header(
+                    int(self.table.cols.address[row])):
                 return "inline function defined in a header (DWARF: its body is not in its unit's file)"
             return None
         if name.scope and name.scope in self.class_scopes:
