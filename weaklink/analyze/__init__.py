@@ -35,8 +35,10 @@ def analyze(path: str, *, map_path: str | None = None, board: str | None = None,
             symbols: Sequence[str] = (), expect_override: Sequence[str] = (),
             expect_region: Mapping[str, str] | None = None,
             link_inputs: Sequence[str] | None = None, link_dir: str | None = None,
-            image: Image | None = None) -> AnalysisReport:
-    """`image`: the image already read from `path` (weaklink check reads the file once)."""
+            image: Image | None = None, weak_defaults: bool = True) -> AnalysisReport:
+    """`image`: the image already read from `path` (weaklink check reads the file once).
+    `weak_defaults=False` leaves out the weak-default-survived infos and their vague-linkage
+    evidence (check reports neither; the DWARF of every weak C++ symbol is not read)."""
     expect_region = dict(expect_region or {})
     image = image if image is not None else Image.from_path(path)
     link_map = _read_map(map_path)
@@ -47,8 +49,11 @@ def analyze(path: str, *, map_path: str | None = None, board: str | None = None,
 
     names = list(dict.fromkeys([*symbols, *expect_region]))
     queried = {n: _query(image, regions, n, table) for n in names}
-    facts = CxxFacts(table, attribution)
-    weak_rows, found, vague = F.weak_defaults(table, frozenset(expect_override), facts)
+    facts = CxxFacts(table, attribution, _comdat(attribution, link_map, map_path, link_dir))
+    if weak_defaults or expect_override:
+        weak_rows, found, vague = F.weak_defaults(table, frozenset(expect_override), facts)
+    else:
+        weak_rows, found, vague = [], [], {}
     found += F.near_misses(table, facts)
     found += _expectations(image, regions, queried, expect_override, expect_region)
     notes: list[str] = []
@@ -64,8 +69,10 @@ def analyze(path: str, *, map_path: str | None = None, board: str | None = None,
                      "each: a weak default beside the definition that replaced it; "
                      "--map tells which object's won)")
     queried = {n: _with_unit(q, image, defined_in) for n, q in queried.items()}
+    usage = {name: RegionUse(used, tuple(secs))
+             for name, (used, secs) in R.usage(image, regions, notes).items()}
     return AnalysisReport(image.name, MACHINES.get(image.elf.header["e_machine"], "?"),
-                          image.entry, regions, _usage(image, regions), table, queried,
+                          image.entry, regions, usage, table, queried,
                           tuple(found), weak_rows, defined_in, demangling, tuple(notes), vague)
 
 
@@ -125,6 +132,15 @@ def _expectations(image, regions, queried, expect_override, expect_region) -> li
     return out
 
 
+def _comdat(attribution, link_map, map_path, link_dir):
+    """The COMDAT evidence of the link's input objects, when the map's LOAD files are found
+    (cxxlinkage point 3), else None."""
+    if link_map is None:
+        return None
+    where = link_dir or extraction.find_link_dir(extraction.args_from_map(link_map), map_path)
+    return None if where is None else extraction.comdat_evidence(attribution.map, where)
+
+
 def _not_extracted(table, link_map, map_path, link_inputs, link_dir, notes: list[str],
                    expected: Sequence[str] = ()):
     """override-not-extracted needs the link's inputs: --link-inputs, or the map's LOAD
@@ -148,7 +164,9 @@ def _not_extracted(table, link_map, map_path, link_inputs, link_dir, notes: list
     weak_names = table.names(weak)
     present = set(weak_names)
     first = [n for n in expected if n in present]      # the ones asked about go first
-    return extraction.not_extracted(list(dict.fromkeys([*first, *weak_names])), args, where)
+    discarded = [(d.file, d.section) for d in link_map.discarded] if link_map is not None else []
+    return extraction.not_extracted(list(dict.fromkeys([*first, *weak_names])), args, where,
+                                    discarded)
 
 
 def _attribute(image, attribution, queried, found, table, weak_rows) -> dict[int, str]:
@@ -179,17 +197,3 @@ def _with_unit(q: Query, image: Image, defined_in: dict[int, str]) -> Query:
         return q
     hits = image.lookup(q.raw_name)
     return q._replace(defined_in=defined_in.get(hits[0].index)) if hits else q
-
-
-def _usage(image: Image, regions: R.RegionMap) -> dict[str, RegionUse]:
-    out: dict[str, list] = {}
-    for i, sh in enumerate(image.elf.shdrs):
-        if not sh.sh_flags & S.SHF_ALLOC or not sh.sh_size:
-            continue
-        r = regions.locate([sh.sh_addr])[0]
-        if r >= 0:
-            out.setdefault(regions.regions[r].name, []).append(
-                (image.elf.section_names[i], sh.sh_addr, sh.sh_size))
-    return {name: RegionUse(sum(s[2] for s in secs),
-                            tuple(sorted(secs, key=lambda s: -s[2])))
-            for name, secs in out.items()}

@@ -44,6 +44,7 @@ class Attribution:
         self._searches = 0
         self.ambiguous: set[int] = set()     # addresses of variables several units define
         self._names: dict[int, str | None] = {}
+        self._header_files: dict[tuple[int, int], bool | None] = {}
 
     def defined_in(self, sym: Symbol) -> str | None:
         return self._from_dwarf(sym) or self.map.defined_in(sym)
@@ -104,14 +105,36 @@ class Attribution:
     def function_facts(self, address: int) -> FunctionFacts | None:
         """What DWARF says of the function defined at `address` (cxxlinkage.FunctionFacts),
         None when no unit with DWARF defines it (or its DWARF is not readable here)."""
+        facts = self._function_facts(address)[1]
+        return None if facts is None else FunctionFacts(*facts[:3])
+
+    def _function_facts(self, address: int) -> tuple[int | None, tuple | None]:
+        """(unit offset, weaklink.read.dwarfunits function_facts) of the function at
+        `address`."""
         names = self._unit_names
         if names is None or not self._has_debug_info:
-            return None
+            return None, None
         cu = self._function_cu(address)
         scan = names.scan(cu) if cu is not None else None
         die = scan.functions.get(address) if scan is not None else None
-        facts = names.function_facts(die) if die is not None else None
-        return None if facts is None else FunctionFacts(*facts)
+        return cu, (names.function_facts(die) if die is not None else None)
+
+    def function_in_header(self, address: int) -> bool | None:
+        """Is the body of the function defined at `address` written in another file than its
+        unit's source (a header the unit includes: DW_AT_decl_file against the unit's
+        DW_AT_name)? None when the DWARF does not say. Reads the unit's line-program header
+        with pyelftools: asked only where nothing cheaper decided."""
+        cu, facts = self._function_facts(address)
+        if facts is None or facts[3] is None:
+            return None
+        key = (cu, facts[3])
+        if key not in self._header_files:
+            try:
+                files = self._reader.unit_file(cu, facts[3])
+            except DwarfError:
+                files = None
+            self._header_files[key] = None if files is None else files[0] != files[1]
+        return self._header_files[key]
 
     @property
     def dwarf(self):

@@ -13,13 +13,27 @@ module reads what is left, strongest evidence first:
    the name or its scope, constructors and destructors;
 2. the image's vtables: a function whose address is a vtable entry is a virtual method, and
    a weak virtual method is one defined in its class body;
-3. DWARF, where the defining unit has it: the subprogram's DW_AT_inline (declared inline),
-   or a method (DW_AT_object_pointer) defined where its class declares it;
-4. a member of a class (the class shown to be one by the image's names: its vtable or
+3. the input object, where the map names it and its file is at hand: the definition's section
+   is in a COMDAT group (an `inline` function defined in a .cc file and never inlined, which
+   neither the map nor DWARF tells from a weak one). Without the objects, the map's
+   "Discarded input sections": ld discards the other units' copies of a COMDAT
+   group it already holds, so a `.text.<mangled name>` section discarded from an input is
+   another unit's copy of the function (a C++ function defined in several units is one
+   defined in a header: inline, ODR);
+4. DWARF, where the defining unit has it: the subprogram's DW_AT_inline (declared inline),
+   a method (DW_AT_object_pointer) defined where its class declares it, or a free function
+   whose body is written in a header its unit includes (DW_AT_decl_file is not the unit's
+   source file: GCC writes no DW_AT_inline for an inline function it never inlined, such as
+   `std::abs(float)` from <cmath>; a non-inline function defined in a header would be a
+   multiple definition in every unit but one, so a weak one there is inline);
+5. a member of a class (the class shown to be one by the image's names: its vtable or
    typeinfo, a constructor, a const method, or the class used as a type in a parameter or
    template argument; a namespace never appears so). Without DWARF a method made weak by hand
    out of its class body (`__attribute__((weak)) void C::f() {}`) reads as an inline one:
    the image cannot tell them apart, and the report says so (ASSUMPTION).
+
+A genuine C++ weak default (`__attribute__((weak)) void app::on_idle() {}` in its own .cpp)
+has none of these: one copy, written in its unit's source file, not declared inline.
 
 Class members are also never near misses: a method overrides nothing by name, a class is not a
 namespace. The table is weaklink.analyze.symtable.GlobalSymbols.
@@ -53,7 +67,9 @@ class FunctionFacts(namedtuple("FunctionFacts", "declared_inline member in_class
     """What DWARF says of a function definition: declared inline (DW_AT_inline 2 or 3 on it
     or its abstract origin), a class member (DW_AT_object_pointer, or declared in a class),
     defined where declared (a specification without DW_AT_decl_* of its own: for a member,
-    in its class body). weaklink.read.dwarfunits.function_facts reads them."""
+    in its class body). weaklink.read.dwarfunits.function_facts reads them; whether the body
+    is written in a header is asked separately (`function_in_header`: it costs a
+    line-program header)."""
 
     __slots__ = ()
 
@@ -68,11 +84,13 @@ def _parse(raw: str, text: str) -> CxxName | None:
 
 class CxxFacts:
     """Lazily computed C++ facts of one table. `dwarf`: an object with
-    `function_facts(address) -> FunctionFacts | None` (weaklink.analyze.attribution), or None."""
+    `function_facts(address) -> FunctionFacts | None` and `function_in_header(address) ->
+    bool | None` (weaklink.analyze.attribution), or None."""
 
-    def __init__(self, table, dwarf=None):
+    def __init__(self, table, dwarf=None, comdat=None):
         self.table = table
         self.dwarf = dwarf
+        self.comdat = comdat          # (Symbol) -> bool | None: in a COMDAT group of its input
         self._parsed: dict[int, CxxName | None] = {}
         self._raw: dict[int, str] = {}
         self._dwarf_facts: dict[int, FunctionFacts | None] = {}
@@ -116,6 +134,14 @@ class CxxFacts:
             if name is not None and (name.structor or name.quals):
                 out.add(name.scope)
         return frozenset(out)
+
+    @cached_property
+    def discarded_sections(self) -> frozenset[str]:
+        """Names of the input sections the map lists as discarded (point 3)."""
+        link_map = getattr(self.dwarf, "link_map", None)
+        if link_map is None:
+            return frozenset()
+        return frozenset(d.section for d in link_map.discarded)
 
     @cached_property
     def virtual_addresses(self) -> frozenset[int]:
@@ -176,12 +202,20 @@ class CxxFacts:
             return "constructor or destructor"
         if self.is_virtual(row):
             return "virtual method defined in its class (a vtable entry)"
+        if self.comdat is not None and self.comdat(
+                self.table.image.symbol(int(self.table.cols.index[row]))):
+            return "in a COMDAT group of its input object (vague linkage)"
+        if name.params is not None and f".text.{raw}" in self.discarded_sections:
+            return "inline function: the map discards another unit's copy (COMDAT)"
         facts = self._function_dwarf(row)
         if facts is not None:                          # DWARF decides where it speaks
             if facts.declared_inline:
                 return "declared inline (DWARF)"
             if facts.member and facts.in_class:
                 return "method defined in its class body (DWARF)"
+            if not facts.member and self.dwarf.function_in_header(
+                    int(self.table.cols.address[row])):
+                return "inline function defined in a header (DWARF: its body is not in its unit's file)"
             return None
         if name.scope and name.scope in self.class_scopes:
             what = "method" if name.params is not None else "static data member"

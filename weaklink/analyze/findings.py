@@ -13,7 +13,8 @@
 |                         |                       | a C name against a C++ one, or two namespaces, of |
 |                         |                       | a free function (same signature) or variable      |
 | override-not-extracted  | warning               | a strong definition sat in an archive member ld   |
-|                         |                       | never extracted (resolution model)                |
+|                         |                       | never extracted while a kept section wanted the   |
+|                         |                       | symbol (resolution model; extraction.py's rules)  |
 | pointer-outside-region  | error                 | --expect-region SYM=R and SYM's target is not in R|
 | expected-symbol-missing | error                 | an --expect-* symbol is not defined in the image  |
 

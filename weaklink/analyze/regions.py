@@ -60,10 +60,11 @@ class RegionMap:
     def intervals(self) -> tuple[list[int], list[int]]:
         """(points, owner): every origin and end, sorted, and the region index (-1 for none)
         of each interval [points[i - 1], points[i]) (owner[0]: below the first point). The
-        rule: the region with the highest origin at or below the address (the later one on
-        equal origins) holds it if the address is below that region's end."""
+        rule: the region with the highest origin at or below the address (the first declared
+        on equal origins, as `usage` counts sections) holds it if the address is below that
+        region's end."""
         points = sorted({r.origin for r in self.regions} | {r.end for r in self.regions})
-        order = sorted(range(len(self.regions)), key=lambda i: self.regions[i].origin)
+        order = sorted(range(len(self.regions)), key=lambda i: (self.regions[i].origin, -i))
         owner = [-1]
         for p in points:
             below = [i for i in order if self.regions[i].origin <= p]
@@ -82,6 +83,69 @@ class RegionMap:
 
     def find(self, name: str) -> Region | None:
         return next((r for r in self.regions if r.name == name), None)
+
+
+    def holding(self, start: int, end: int) -> list[int]:
+        """Indices of every region holding all of [start, end), in declaration order."""
+        return [i for i, r in enumerate(self.regions) if r.origin <= start and end <= r.end]
+
+
+def usage(image, regions: RegionMap, notes: list[str]) -> dict[str, tuple[int, list]]:
+    """Memory each region holds: {name: (used, [(section, address, size), ...])}.
+
+    Map regions follow ld --print-memory-usage (ldlang.c lang_print_memory_size: a region's
+    `current` minus its origin): a region counts the output sections placed in it at their
+    run addresses, and the load images of the sections that run elsewhere (`AT> REGION`) at
+    their load addresses, from its origin to the highest end. A section belongs to the region
+    its script names; the map does not print that name, so where two regions hold the same
+    addresses (Zephyr's mps3_an547 declares FLASH and ITCM at one origin, RAM and DTCM at
+    another) it is counted in the first declared, and a note says so. Board and image regions
+    count the bytes of the sections inside them."""
+    placed: dict[int, list] = {}
+    shared: dict[tuple[int, ...], None] = {}
+    for i, sh in enumerate(image.elf.shdrs):
+        if not sh.sh_flags & S.SHF_ALLOC or not sh.sh_size:
+            continue
+        if sh.sh_flags & SHF_TLS and sh.sh_type == S.SHT_NOBITS:
+            continue
+        name = image.elf.section_names[i]
+        spans = [(name, sh.sh_addr)]
+        lma = _load_address(image, sh)
+        if regions.source == "map" and lma is not None and lma != sh.sh_addr:
+            spans.append((f"{name} (load image)", lma))
+        for label, start in spans:
+            hit = regions.holding(start, start + sh.sh_size) if regions.source == "map" else []
+            if len(hit) > 1:
+                shared[tuple(hit)] = None
+            r = hit[0] if hit else regions.locate([start])[0]
+            if r >= 0:
+                placed.setdefault(r, []).append((label, start, sh.sh_size))
+    for hit in shared:
+        names = [regions.regions[k].name for k in hit]
+        notes.append(f"regions {' and '.join(names)} hold the same addresses: their sections are "
+                     f"counted in {names[0]}, the first declared (the map does not name the "
+                     "region a section was placed in)")
+    out = {}
+    for r, secs in placed.items():
+        region = regions.regions[r]
+        if regions.source == "map":
+            used = max(a + n for _, a, n in secs) - region.origin
+        else:
+            used = sum(n for _, _, n in secs)
+        out[region.name] = (used, sorted(secs, key=lambda s: -s[2]))
+    return out
+
+
+def _load_address(image, sh) -> int | None:
+    """A section's load address: where the PT_LOAD segment holding its file bytes loads
+    them (p_paddr); None for a section without file bytes (NOBITS) or outside every segment."""
+    if sh.sh_type == S.SHT_NOBITS:
+        return None
+    for seg in image.load_segments():
+        if seg.p_offset <= sh.sh_offset and sh.sh_offset + sh.sh_size <= seg.p_offset + seg.p_filesz \
+                and seg.p_vaddr <= sh.sh_addr < seg.p_vaddr + max(seg.p_memsz, 1):
+            return seg.p_paddr + sh.sh_offset - seg.p_offset
+    return None
 
 
 def from_link_map(memory, path: str) -> RegionMap:

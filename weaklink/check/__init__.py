@@ -97,7 +97,8 @@ def check(elf_path: str | Path, *, accelerator: str, system_config: str, memory_
     # 2. analysis, with the pointer rule's symbols queried for attribution
     pointer_names = [n for r in rules.regions if r.source == "pointer" for n in r.symbols]
     analysis = analyze(elf_path, map_path=str(map_path) if map_path else None,
-                       board=choice.ref, symbols=pointer_names, image=image)
+                       board=choice.ref, symbols=pointer_names, image=image,
+                       weak_defaults=False)
     findings = [f for f in analysis.findings if f.rule in ANALYSIS_RULES]
 
     # 3. every base-address table

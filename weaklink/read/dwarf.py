@@ -24,6 +24,7 @@ pyelftools' many exception types are turned into it here, and nowhere else.
 from __future__ import annotations
 
 import contextlib
+import os
 import struct
 import weakref
 from collections import namedtuple
@@ -162,6 +163,24 @@ class Dwarf:
             return None
         with self.guard():
             return dwarfpyelf.attr_text(dwarf.get_CU_at(offset).get_top_DIE(), "DW_AT_name")
+
+    def unit_file(self, offset: int, index: int) -> tuple[str, str] | None:
+        """(file `index` of the line-number program of the unit at `offset`, the unit's own
+        source file: DW_AT_name), both as paths joined to their directories and the unit's
+        DW_AT_comp_dir; None when the unit does not say. pyelftools reads only the unit's
+        first DIE and its line-program header."""
+        dwarf = self.pyelftools()
+        if dwarf is None:
+            return None
+        with self.guard():
+            cu = dwarf.get_CU_at(offset)
+            top = cu.get_top_DIE()
+            name = dwarfpyelf.attr_text(top, "DW_AT_name")
+            path = dwarfpyelf._file(dwarf, cu, index)
+            if not name or not path:
+                return None
+            comp_dir = dwarfpyelf.attr_text(top, "DW_AT_comp_dir") or ""
+            return os.path.normpath(path), os.path.normpath(os.path.join(comp_dir, name))
 
     def unit_names(self) -> list[str]:
         """Every unit's name, "?" for a unit without one, in .debug_info order."""

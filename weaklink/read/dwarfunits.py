@@ -329,15 +329,18 @@ class UnitNames:
                 address = int.from_bytes(self.info[pos:pos + unit.address_size], "little")
                 out.functions.setdefault(address, start)
 
-    def function_facts(self, die: int) -> tuple[bool, bool, bool] | None:
-        """(declared inline, a class member, defined where declared) of the subprogram DIE
+    def function_facts(self, die: int) -> tuple[bool, bool, bool, int | None] | None:
+        """(declared inline, a class member, defined where declared, decl file) of the
+        subprogram DIE
         at `die`, read along its DW_AT_abstract_origin and DW_AT_specification chain: inline
         is DW_AT_inline 2 or 3 on any of them; a member has DW_AT_object_pointer, or its
         declaration sits in a class (the walked DIE before it is a class, see `_in_class`);
         the DIE that names a specification carries DW_AT_decl_* only when the definition is
-        not where the declaration is (a method defined outside its class body)."""
+        not where the declaration is (a method defined outside its class body). The decl file
+        is the DW_AT_decl_file index of the first DIE of the chain that has one: where the
+        function's body is written (a line-table file number of its unit)."""
         declared_inline = member = False
-        in_place = None
+        in_place = decl_file = None
         try:
             for _ in range(8):                       # a chain is two or three links
                 unit = self._unit(self.unit_of(die))
@@ -351,6 +354,8 @@ class UnitNames:
                     declared_inline |= value in (DW_INL_declared_not_inlined,
                                                  DW_INL_declared_inlined)
                 member |= DW_AT_object_pointer in attrs
+                if decl_file is None and DW_AT_decl_file in attrs:
+                    decl_file = self._constant(*attrs[DW_AT_decl_file])
                 if in_place is None and DW_AT_specification in attrs:
                     in_place = not any(a in attrs for a in (DW_AT_decl_file, DW_AT_decl_line,
                                                             DW_AT_decl_column))
@@ -364,7 +369,7 @@ class UnitNames:
                     member |= self._in_class(die)
         except (IndexError, ValueError, struct.error):
             return None
-        return declared_inline, member, bool(in_place)
+        return declared_inline, member, bool(in_place), decl_file
 
     def _in_class(self, decl: int) -> bool:
         """Does the declaration DIE at `decl` sit inside a class? The walk of its unit stops
