@@ -140,6 +140,7 @@ class VelaIni:
         if name not in self.memory_modes:
             raise InputError(self.path, f"no [Memory_Mode.{name}] (known: {', '.join(self.memory_modes)})"
                              f"{self._own_ini_hint}")
+        return self.memory_modes[name]
 
     @property
     def _own_ini_hint(self) -> str:
