@@ -21,11 +21,12 @@ from __future__ import annotations
 
 import bisect
 import struct
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from weaklink.bind import thumb
+from weaklink.bind.constmem import read_only_word
 from weaklink.read import elfstructs as S
 from weaklink.read.dwarf import Dwarf
 from weaklink.read.dwarfforms import uleb
@@ -184,11 +185,14 @@ def _merge(old: dict, new: dict) -> dict:
     return {r: v for r, v in old.items() if new.get(r) == v}
 
 
-def _calls_in(code, base, start, end, targets, word, seed=None, loads=None) -> list[ArgValues]:
+def _calls_in(code, base, start, end, targets, word, seed=None, loads=None, memory=None,
+              trace: Trace | None = None) -> list[ArgValues]:
     """Every call of a target in the function [start, end): the constants in r0-r3 on every
     path that reaches it (a forward dataflow over the function's branches, to a fixpoint).
     `seed`: the registers' values at the function's entry; `loads` gets the function's word
-    loads (thumb.step)."""
+    loads (thumb.step); `memory(pc, address)`: the word a load from a constant address reads
+    when the image says it. `trace`: where the values the code computes come from (markers for
+    what a call returns and what a load reads, see Trace)."""
     states: dict[tuple[int, int], dict] = {(start, 0): dict(seed or {})}
     calls: dict[int, dict] = {}
     work, opaque = [(start, 0)], False
@@ -200,7 +204,13 @@ def _calls_in(code, base, start, end, targets, word, seed=None, loads=None) -> l
             continue
         regs = dict(states[key])
         before = dict(regs)
-        flow = thumb.step(regs, insn, word, conditional=it_left > 0, loads=loads)
+        if trace is not None:
+            flow = thumb.step(regs, insn, word, conditional=it_left > 0, loads=loads,
+                              memory=trace.memory(memory), stores=trace.stores)
+            if flow.kind == thumb.CALL:
+                regs[0] = trace.mark(RETURNED, pc, flow.target)
+        else:
+            flow = thumb.step(regs, insn, word, conditional=it_left > 0, loads=loads, memory=memory)
         succ = []
         nxt = (pc + insn.size, max(it_left - 1, 0) if not flow.it else flow.it)
         if flow.kind in (thumb.CALL, thumb.JUMP, thumb.BRANCH) and flow.target in targets:
@@ -274,6 +284,52 @@ def address_taken(image, callee: str) -> int | None:
     return None
 
 
+# -- where a value the code computes comes from -------------------------------------------------
+# Markers no constant the reader keeps can take (they live only in a tracing run, never in the
+# values reported): what a call returns in r0, and what a load from memory the reader cannot
+# follow reads; `mark + small offset` (a pointer aligned up, a field) stays attributed.
+RETURNED, LOADED = 0xE0000000, 0xD0000000
+_MARK_SPAN = 0x10000
+
+
+class Trace:
+    """The origins of the values a function computes: each call's return value and each
+    load the reader cannot follow get a marker; stores to constant addresses are kept, so a
+    value stored and loaded back keeps its origin."""
+
+    def __init__(self):
+        self.origins: dict[int, tuple] = {}        # marker -> (kind, pc, target or address)
+        self.keys: dict[tuple, int] = {}
+        self.stores: dict[int, int | None] = {}
+        self.constants: dict[int, tuple[int, int]] = {}   # value -> (load pc, read-only address)
+
+    def mark(self, kind: int, pc: int, what) -> int:
+        key = (kind, pc)
+        if key not in self.keys:
+            self.keys[key] = kind + len(self.keys) * _MARK_SPAN
+            self.origins[self.keys[key]] = (kind, pc, what)
+        return self.keys[key]
+
+    def memory(self, constant):
+        def read(pc, address):
+            value = constant(pc, address) if constant else None
+            if value is not None:
+                self.constants.setdefault(value, (pc, address))
+            else:
+                value = self.stores.get(address)
+            return value if value is not None else self.mark(LOADED, pc, address)
+        return read
+
+    def origin(self, value: int | None) -> tuple | None:
+        """(RETURNED, call pc, callee) or (LOADED, load pc, address) for a marked value."""
+        if value is None:
+            return None
+        for kind in (RETURNED, LOADED):
+            if kind - _MARK_SPAN // 2 <= value < kind + 0x1000000:
+                return self.origins.get(kind + ((value - kind + _MARK_SPAN // 2) // _MARK_SPAN) * _MARK_SPAN)
+        return None
+
+
 # -- calls with what the caller passes on ------------------------------------------------------
 # A value no constant can take as the entry marker of argument register k: seeded at a
 # function's entry, a register that still holds ARGUMENT_MARK + k at a call holds the caller's
@@ -292,6 +348,10 @@ class CodeCall:
                                 # constant: pc -> the address; or from its argument k at any
                                 # offset: pc -> ("argument", k, offset)
     note: str = ""
+    origins: dict = field(default_factory=dict)   # r0-r3 not known -> Trace.origin: a value
+                                                  # a call returned or a load the reader cannot follow
+    read_only: dict = field(default_factory=dict)  # r0-r3 -> (load pc, address): a constant read
+                                                   # from a read-only word of the image
 
 
 def calls_to(image, targets: set[int]) -> list[CodeCall]:
@@ -299,6 +359,9 @@ def calls_to(image, targets: set[int]) -> list[CodeCall]:
     r0-r3, the registers that still hold the calling function's own arguments, and the word
     loads of the calling function whose base is a constant or one of its arguments."""
     elf, out = image.elf, []
+
+    def memory(pc, address):
+        return read_only_word(image, address)
     for i, sh in enumerate(elf.sections):
         if int(sh["sh_type"]) != S.SHT_PROGBITS or not int(sh["sh_flags"]) & S.SHF_EXECINSTR:
             continue
@@ -313,11 +376,12 @@ def calls_to(image, targets: set[int]) -> list[CodeCall]:
             k = bisect.bisect_left(sites, start)
             if k == len(sites) or sites[k] >= end:
                 continue
-            plain_loads, seeded_loads = {}, {}
-            plain = _calls_in(code, base, start, end, targets, word, loads=plain_loads)
+            plain_loads, seeded_loads, trace = {}, {}, Trace()
+            plain = _calls_in(code, base, start, end, targets, word, loads=plain_loads,
+                              memory=memory)
             seeded = {c.call_site: c for c in _calls_in(
                 code, base, start, end, targets, word,
-                {r: ARGUMENT_MARK + r for r in range(4)}, seeded_loads)}
+                {r: ARGUMENT_MARK + r for r in range(4)}, seeded_loads, memory, trace)}
             loads = {pc: v for pc, (v, off) in plain_loads.items() if v is not None and not off}
             loads.update({pc: ("argument", v - ARGUMENT_MARK, off)
                           for pc, (v, off) in seeded_loads.items()
@@ -328,5 +392,9 @@ def calls_to(image, targets: set[int]) -> list[CodeCall]:
                 s = seeded.get(c.call_site)
                 passed = {r: v - ARGUMENT_MARK for r, v in (s.values.items() if s else ())
                           if 0 <= v - ARGUMENT_MARK < 4}
-                out.append(CodeCall(c.call_site, target, start, c.values, passed, loads, c.note))
+                origins = {r: trace.origin(v) for r, v in (s.values.items() if s else ())
+                           if r not in c.values and trace.origin(v)}
+                read_only = {r: trace.constants[v] for r, v in c.values.items() if v in trace.constants}
+                out.append(CodeCall(c.call_site, target, start, c.values, passed, loads, c.note,
+                                    origins, read_only))
     return out
