@@ -317,7 +317,11 @@ class Trace:
                 self.constants.setdefault(value, (pc, address))
             else:
                 value = self.stores.get(address)
-            return value if value is not None else self.mark(LOADED, pc, address)
+            if value is not None:
+                return value
+            # a field of an argument, or of what a call returned or a load read: no address
+            relative = (0 <= address - ARGUMENT_MARK < _MARK_SPAN or self.origin(address) is not None)
+            return self.mark(LOADED, pc, None if relative else address)
         return read
 
     def origin(self, value: int | None) -> tuple | None:

@@ -167,10 +167,11 @@ class Calls:
             callee = demangle(callee).split("(")[0] if callee else (f"{what:#x}" if what else "?")
             return (f"computed at run time: the value `{callee}` returns (the call at {pc:#x}), "
                     f"or one derived from it"), True
-        place = f"the word at {what:#x}" if what is not None else "memory at an address it does not know"
-        return (f"loaded at {pc:#x} from {place}, which the reader cannot follow (writable, "
-                f"and no store of this function to it)" if what is not None else
-                f"loaded at {pc:#x} from {place}"), False
+        if what is None:
+            return (f"loaded from memory at {pc:#x} (a field of an object, an address the code "
+                    f"computes), which the reader cannot follow"), False
+        return (f"loaded at {pc:#x} from the word at {what:#x}, which the reader cannot follow "
+                f"(writable, and no store of this function to it)"), False
 
     def arena(self) -> list[Passed]:
         """What every call hands TFLM as the tensor arena."""
