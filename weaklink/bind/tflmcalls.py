@@ -31,6 +31,7 @@ import numpy as np
 
 from weaklink.analyze.targets import targets as symbol_columns
 from weaklink.bind import callsite
+from weaklink.bind.origins import RETURNED
 from weaklink.bind.fastmem import symbol_at
 from weaklink.demangle import demangle
 from weaklink.read import elfstructs as S
@@ -162,7 +163,7 @@ class Calls:
             return call.note or ("not a constant there (an argument, or a value the reader does "
                                  "not follow)"), False
         kind, pc, what = origin
-        if kind == callsite.RETURNED:
+        if kind == RETURNED:
             callee = symbol_at(self.image, what) if what is not None else None
             callee = demangle(callee).split("(")[0] if callee else (f"{what:#x}" if what else "?")
             return (f"computed at run time: the value `{callee}` returns (the call at {pc:#x}), "
