@@ -55,7 +55,10 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--accelerator", required=True, choices=accelerator_names())
     r.add_argument("--system-config", required=True)
     r.add_argument("--memory-mode", required=True)
-    r.add_argument("--soc", choices=soc_names())
+    r.add_argument("--soc", metavar="NAME|FILE.toml|zephyr.dts",
+                   help=f"the SoC's memory map: a preset ({', '.join(soc_names())}), a TOML file in "
+                        f"the schema of npu/data/soc.toml, or a Zephyr build's zephyr.dts "
+                        f"(default: the accelerator's Corstone)")
     r.add_argument("--base", action="append", default=None, metavar="R=ADDR[:SIZE]")
     r.add_argument("--stream-address", type=lambda x: int(x, 0), default=0, metavar="ADDR",
                    help="where the COP1 payload lives (checked for alignment and QCONFIG reach)")

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from weaklink.bind.arena import _objects as arena_objects
 from weaklink.bind.tflmcalls import entries
 from weaklink.check import check
 from weaklink.cli import main
@@ -88,6 +89,47 @@ def test_anonymous_namespace_arena_is_an_assumption(apps, with_map):
     assert ("tflm_arena" in report.table.arena.source) == with_map
     [assumed] = [a for a in report.assumptions if "tensor arena" in a]
     assert "InferenceProcess::runJob" in assumed and "--arena" in assumed
+    # the reader says why it could not follow: a load from an object's field, not run time
+    assert "loaded from memory" in assumed and "a field of an object" in assumed
+    assert "computed at run time" not in assumed
+
+
+def test_arena_read_from_a_read_only_word(apps):
+    """Himax's allon_sensor_tflm: r3 is loaded from `tensor_arena`, an integer initialised to
+    the array's address and never written, which GCC puts in .rodata: evidence, not a name."""
+    im = apps["himax-arena-pointer"]
+    address, size = nm(im.elf)["tensor_arena_buf"]
+    pointer, _ = nm(im.elf)["_ZN12_GLOBAL__N_112tensor_arenaE"]
+    report = _check(im)
+    assert report.verdict == "ok"
+    _assert_arena_bases(report, address, size, im.tflite.read_bytes())
+    source = report.table.arena.source
+    assert source.startswith("the code before the call") and not report.table.arena.assumption
+    assert f"read-only word at {pointer:#x} (`(anonymous namespace)::tensor_arena`)" in source
+    assert not any("tensor arena" in a for a in report.assumptions)
+
+
+def test_stored_run_time_arena_is_unknown_never_a_vtable(apps, capsys):
+    """Himax's tflm_yolov8_od: mm_reserve_align's pointer stored to a global and loaded back
+    for the constructor; a class named like an arena has the largest `arena` object (its
+    vtable). The arena is unknown, computed at run time; no name is guessed."""
+    im = apps["stored-runtime-arena"]
+    assert "_ZTV26SingleArenaBufferAllocator" in nm(im.elf)
+    report = _check(im)
+    assert report.verdict == "unknown" and report.exit_code == 1
+    a = report.table.arena
+    assert a.unknown and a.run_time and a.name is None and not a.assumption
+    assert "computed at run time" in a.source and "mm_reserve_align" in a.source
+    assert not any("arena" in x for x in report.assumptions)
+    assert report.run.status == "unknown"
+    # the convention alone never takes a vtable (nor typeinfo, guards, code)
+    names = [n for n, _, _ in arena_objects(Image.from_path(im.elf))]
+    assert names and not any(n.startswith(("vtable", "typeinfo", "guard")) for n in names)
+    code = main(["check", str(im.elf), *_target_args(im), "--json"])
+    out = json.loads(capsys.readouterr().out)
+    assert code == 1 and out["npu"] == "unknown" and out["arena"]["decided_at_run_time"] is True
+    [op] = out["operators"]
+    assert [b["decided_at_run_time"] for b in op["bases"]] == [False, True, True, True, True]
 
 
 def test_run_time_arena_is_unknown_not_zero(apps, capsys):

@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -12,6 +13,8 @@ from npu import Base
 from npu.cli import main
 from npu.read.model import load_model
 from npu.readonly import read_only_size
+
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 
 DDR_WEIGHTS, DDR_SCRATCH, SRAM = 0x7000_0000, 0x7010_0000, 0x3100_0000
 
@@ -177,3 +180,20 @@ def test_an_npu_the_soc_cannot_carry_is_exit_2(u85_tiny):
     assert "corstone-300 carries ethos-u55 or ethos-u65, not ethos-u85-256" in bad.stderr
     with pytest.raises(npu.InputError, match="carries ethos-u85, not ethos-u55-128"):
         npu.run(u85_tiny.blob, **dict(u85_tiny.config, accelerator="ethos-u55-128"), soc="corstone-320")
+
+
+@pytest.mark.parametrize("soc", ["himax-we2", "alif-e7-he", "FILE.toml"])
+def test_run_soc_takes_every_preset_and_a_file(compiled, soc, capsys):
+    """`npu run --soc` takes what `weaklink check --soc` takes: every preset of npu/data/soc.toml
+    and a user's TOML file (here the WE2-shaped fixture's map, SRAM at 0x34000000)."""
+    u55 = next(c for c in compiled if c.network == "tiny" and c.accelerator == "ethos-u55-128")
+    given = str(FIXTURES / "firmware" / "boards" / "my-soc.toml") if soc == "FILE.toml" else soc
+    bases = {"himax-we2": ("0x34000000", "0x34100000"), "alif-e7-he": ("0x02000000", "0x02200000")}
+    weights, scratch = bases.get(soc, bases["himax-we2"])
+    code = main(["run", "--json", str(u55.blob), "--accelerator", "ethos-u55-128",
+                 "--system-config", u55.system_config, "--memory-mode", u55.memory_mode,
+                 "--soc", given, "--base", f"0={weights}", "--base", f"1={scratch}",
+                 "--stream-address", weights])
+    out = json.loads(capsys.readouterr().out)
+    assert code == 0 and out["status"] == "ok", out["diagnosis"]
+    assert out["bases"][1]["memory"] is not None

@@ -9,11 +9,15 @@ In order, the first that answers:
 3. convention, an assumption that is printed: an input section apps put arenas in (from the
    map: `.bss.tensor_arena`, `tflm_arena`, `.bss.NoInit.activation_buf*`), else the largest
    object whose demangled name has `arena` in it (`(anonymous namespace)::
-   inferenceProcessTensorArena`, `arm::app::tensorArena`, `tensor_arena_buf`). Himax's
+   inferenceProcessTensorArena`, `arm::app::tensorArena`, `tensor_arena_buf`), never a vtable,
+   typeinfo, guard variable or other C++ special name, nor code. Himax's
    `.bss.NoInit` holds every buffer the app keeps over a reset (image buffers too): the section
    alone is no sign of an arena there.
-Otherwise the arena is unknown (an Arena whose address is None), with why: an arena computed at
-run time (a pointer an allocator returns) is never guessed.
+Otherwise the arena is unknown (an Arena whose address is None), with why. An arena the code
+computes at run time (the value reaching the call is what a function returns, or derived from
+it, through registers or a store and load of the calling function) is unknown with no
+convention tried: no object of the image is the arena then. Only a value loaded from memory
+the reader cannot follow (a writable word, a field of an object) leaves room for the convention.
 """
 from __future__ import annotations
 
@@ -35,6 +39,11 @@ from weaklink.read import elfstructs as S
 # .bss.tensor_arena; Zephyr's samples/modules/tflite-micro/tflm_ethosu `tflm_arena`; Arm's ML
 # embedded evaluation kit `.bss.NoInit.activation_buf_sram`/`_dram`, BufAttributes.hpp).
 APP_SECTIONS = (".bss.tensor_arena", "tflm_arena", ".bss.NoInit.activation_buf")
+# Itanium C++ ABI special names (5.1.4: vtables, VTTs, construction vtables, typeinfo and its
+# name, guard variables, TLS init/wrapper functions, reference temporaries): objects the
+# compiler makes, never a buffer an application hands TFLM.
+SPECIAL_NAMES = (b"_ZTV", b"_ZTT", b"_ZTC", b"_ZTI", b"_ZTS", b"_ZGV", b"_ZGR", b"_ZTH", b"_ZTW",
+                 b"_ZThn", b"_ZTv", b"_ZTc")
 _MAP_INPUT = r"^ ({name})\s+(0x[0-9a-fA-F]+)\s+(0x[0-9a-fA-F]+)\s+(\S+)"
 _ADDR_SIZE = re.compile(r"^(0x[0-9a-fA-F]+|\d+):(0x[0-9a-fA-F]+|\d+)$")
 
@@ -55,11 +64,15 @@ def _from_map(map_path, pattern: str) -> tuple[int, int, str, str] | None:
 
 
 def _objects(image):
-    """(demangled name, address, size) of every sized data object."""
+    """(demangled name, address, size) of every sized data object with `arena` in its name:
+    no function, no C++ special name, nothing in an executable section."""
     t = targets(image)
     rows = np.flatnonzero((t.type == S.STT_OBJECT) & (t.size > 0))
     for row, raw in zip(rows, image.cut_names(t.name_off[rows])):
-        if b"arena" in raw.lower():
+        if b"arena" in raw.lower() and not raw.startswith(SPECIAL_NAMES):
+            shndx = image.section_at(int(t.address[row]))
+            if shndx is not None and image.elf.shdrs[shndx].sh_flags & S.SHF_EXECINSTR:
+                continue
             yield demangle(raw.decode("utf-8", "replace")), int(t.address[row]), int(t.size[row])
 
 
@@ -101,25 +114,27 @@ def stated(symbols, spec: str, map_path=None) -> Arena:
                      f"image{'' if map_path else ' (an input section needs --map)'}, and not ADDR:SIZE")
 
 
-def _evidence(symbols) -> tuple[Arena | None, str]:
-    """The arena every call agrees on, or None with why it cannot be read."""
+def _evidence(symbols) -> tuple[Arena | None, str, bool]:
+    """The arena every call agrees on, or None with why it cannot be read, and whether the
+    code computes it at run time."""
     passed = calls_of(symbols.image).arena()
     if not passed:
         return None, ("no call of TFLM's interpreter constructor or MicroAllocator::Create with "
-                      "an arena was found in the code")
+                      "an arena was found in the code"), False
     unread = [p for p in passed if p.value is None]
     if unread:
-        return None, unread[0].where
+        run_time = [p for p in unread if p.run_time]
+        return None, (run_time or unread)[0].where, bool(run_time)
     values = {p.value for p in passed}
     if len(values) > 1:
         return None, (f"{len(passed)} calls hand TFLM different arenas ("
-                      f"{', '.join(f'{v:#x}' for v in sorted(values))})")
+                      f"{', '.join(f'{v:#x}' for v in sorted(values))})"), False
     p = passed[0]
     name = symbol_at(symbols.image, p.value)
     fact = _lookup(symbols, name) if name else None
     size = p.size if p.size is not None else (fact[1] + fact[2] - p.value if fact else None)
     via = f"; calls at {', '.join(f'{q.call_site:#x}' for q in passed)}" if len(passed) > 1 else ""
-    return Arena(demangle(name) if name else None, p.value, size, f"{p.where}{via}"), ""
+    return Arena(demangle(name) if name else None, p.value, size, f"{p.where}{via}"), "", False
 
 
 def _convention(symbols, rule: ArenaRule, map_path) -> Arena | None:
@@ -157,9 +172,11 @@ def find_arena(symbols, rule: ArenaRule | None, map_path=None, spec: str | None 
         fact = symbols.lookup(name, local=True)
         if fact is not None:
             return Arena(name, fact.address, fact.size, f"symbol `{name}` named by the binding")
-    found, why = _evidence(symbols)
+    found, why, run_time = _evidence(symbols)
     if found is not None:
         return found
+    if run_time:        # an allocator's pointer: no object of the image is the arena
+        return Arena(None, None, None, why, run_time=True)
     conv = _convention(symbols, rule, map_path)
     if conv is not None:
         return Arena(conv.name, conv.address, conv.size, conv.source,

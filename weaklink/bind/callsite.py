@@ -21,11 +21,13 @@ from __future__ import annotations
 
 import bisect
 import struct
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from weaklink.bind import thumb
+from weaklink.bind.constmem import read_only_word
+from weaklink.bind.origins import ARGUMENT_MARK, RETURNED, Trace
 from weaklink.read import elfstructs as S
 from weaklink.read.dwarf import Dwarf
 from weaklink.read.dwarfforms import uleb
@@ -184,11 +186,14 @@ def _merge(old: dict, new: dict) -> dict:
     return {r: v for r, v in old.items() if new.get(r) == v}
 
 
-def _calls_in(code, base, start, end, targets, word, seed=None, loads=None) -> list[ArgValues]:
+def _calls_in(code, base, start, end, targets, word, seed=None, loads=None, memory=None,
+              trace: Trace | None = None) -> list[ArgValues]:
     """Every call of a target in the function [start, end): the constants in r0-r3 on every
     path that reaches it (a forward dataflow over the function's branches, to a fixpoint).
     `seed`: the registers' values at the function's entry; `loads` gets the function's word
-    loads (thumb.step)."""
+    loads (thumb.step); `memory(pc, address)`: the word a load from a constant address reads
+    when the image says it. `trace`: where the values the code computes come from (markers for
+    what a call returns and what a load reads, see Trace)."""
     states: dict[tuple[int, int], dict] = {(start, 0): dict(seed or {})}
     calls: dict[int, dict] = {}
     work, opaque = [(start, 0)], False
@@ -200,7 +205,13 @@ def _calls_in(code, base, start, end, targets, word, seed=None, loads=None) -> l
             continue
         regs = dict(states[key])
         before = dict(regs)
-        flow = thumb.step(regs, insn, word, conditional=it_left > 0, loads=loads)
+        if trace is not None:
+            flow = thumb.step(regs, insn, word, conditional=it_left > 0, loads=loads,
+                              memory=trace.memory(memory), stores=trace.stores)
+            if flow.kind == thumb.CALL:
+                regs[0] = trace.mark(RETURNED, pc, flow.target)
+        else:
+            flow = thumb.step(regs, insn, word, conditional=it_left > 0, loads=loads, memory=memory)
         succ = []
         nxt = (pc + insn.size, max(it_left - 1, 0) if not flow.it else flow.it)
         if flow.kind in (thumb.CALL, thumb.JUMP, thumb.BRANCH) and flow.target in targets:
@@ -275,10 +286,6 @@ def address_taken(image, callee: str) -> int | None:
 
 
 # -- calls with what the caller passes on ------------------------------------------------------
-# A value no constant can take as the entry marker of argument register k: seeded at a
-# function's entry, a register that still holds ARGUMENT_MARK + k at a call holds the caller's
-# own argument k untouched (only moves between registers keep a value exact).
-ARGUMENT_MARK = 0xA11C0DE0
 
 
 @dataclass(frozen=True)
@@ -292,6 +299,10 @@ class CodeCall:
                                 # constant: pc -> the address; or from its argument k at any
                                 # offset: pc -> ("argument", k, offset)
     note: str = ""
+    origins: dict = field(default_factory=dict)   # r0-r3 not known -> Trace.origin: a value
+                                                  # a call returned or a load the reader cannot follow
+    read_only: dict = field(default_factory=dict)  # r0-r3 -> (load pc, address): a constant read
+                                                   # from a read-only word of the image
 
 
 def calls_to(image, targets: set[int]) -> list[CodeCall]:
@@ -299,6 +310,9 @@ def calls_to(image, targets: set[int]) -> list[CodeCall]:
     r0-r3, the registers that still hold the calling function's own arguments, and the word
     loads of the calling function whose base is a constant or one of its arguments."""
     elf, out = image.elf, []
+
+    def memory(pc, address):
+        return read_only_word(image, address)
     for i, sh in enumerate(elf.sections):
         if int(sh["sh_type"]) != S.SHT_PROGBITS or not int(sh["sh_flags"]) & S.SHF_EXECINSTR:
             continue
@@ -313,11 +327,12 @@ def calls_to(image, targets: set[int]) -> list[CodeCall]:
             k = bisect.bisect_left(sites, start)
             if k == len(sites) or sites[k] >= end:
                 continue
-            plain_loads, seeded_loads = {}, {}
-            plain = _calls_in(code, base, start, end, targets, word, loads=plain_loads)
+            plain_loads, seeded_loads, trace = {}, {}, Trace()
+            plain = _calls_in(code, base, start, end, targets, word, loads=plain_loads,
+                              memory=memory)
             seeded = {c.call_site: c for c in _calls_in(
                 code, base, start, end, targets, word,
-                {r: ARGUMENT_MARK + r for r in range(4)}, seeded_loads)}
+                {r: ARGUMENT_MARK + r for r in range(4)}, seeded_loads, memory, trace)}
             loads = {pc: v for pc, (v, off) in plain_loads.items() if v is not None and not off}
             loads.update({pc: ("argument", v - ARGUMENT_MARK, off)
                           for pc, (v, off) in seeded_loads.items()
@@ -328,5 +343,9 @@ def calls_to(image, targets: set[int]) -> list[CodeCall]:
                 s = seeded.get(c.call_site)
                 passed = {r: v - ARGUMENT_MARK for r, v in (s.values.items() if s else ())
                           if 0 <= v - ARGUMENT_MARK < 4}
-                out.append(CodeCall(c.call_site, target, start, c.values, passed, loads, c.note))
+                origins = {r: trace.origin(v) for r, v in (s.values.items() if s else ())
+                           if r not in c.values and trace.origin(v)}
+                read_only = {r: trace.constants[v] for r, v in c.values.items() if v in trace.constants}
+                out.append(CodeCall(c.call_site, target, start, c.values, passed, loads, c.note,
+                                    origins, read_only))
     return out

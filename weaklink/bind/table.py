@@ -56,6 +56,7 @@ class BoundBase:
     # why the image does not say this base (then `address` means nothing and is 0), and the
     # option that supplies it
     unknown: str = ""
+    run_time: bool = False                # in an arena the code computes at run time
 
 
 @dataclass(frozen=True)
@@ -296,7 +297,8 @@ def _tflm_tables(image: ImageSymbols, binding: Binding, map_path, require_model:
                 first.setdefault(tensor.index, i)
                 fact = image.lookup(arena.name, local=True) if bounds and arena.name else None
                 bases.append(BoundBase(i, name, address or 0, size, fact, None, note, bounds,
-                                       offset, unknown=note if address is None else ""))
+                                       offset, unknown=note if address is None else "",
+                                       run_time=address is None and arena.run_time))
             stream = m.address + op.command_stream.data_offset
             tables.append(BaseAddressTable(binding.name, m.address, None, tuple(bases), m.data,
                                            stream, "tflite", m.symbol, op.number, arena))

@@ -51,6 +51,7 @@ class Arena:
     size: int | None
     source: str
     assumption: str = ""    # found by a naming convention: the interpreter is assumed to get it
+    run_time: bool = False  # unknown because the code computes it at run time (an allocator's pointer)
 
     @property
     def unknown(self) -> bool:
@@ -70,7 +71,8 @@ class Arena:
     def to_json(self) -> dict:
         return {"name": self.name, "start": self.address, "end": self.end, "size": self.size,
                 "source": self.source, "head": self.head, "assumption": self.assumption or None,
-                "unknown": self.unknown, "option": ARENA_OPTION if self.unknown else None}
+                "unknown": self.unknown, "option": ARENA_OPTION if self.unknown else None,
+                "decided_at_run_time": self.run_time}
 
 
 def find_loaded(elf, needle: bytes, skip: int = 0):
@@ -142,8 +144,10 @@ def tensor_base(region: int, name: str, tensor: TflTensor, model: EmbeddedModel,
         return 0, size, (f"tensor `{tensor.name}`{again} has 0 bytes: TFLM gives it no memory "
                          f"and passes NULL"), None, None
     if arena is None or arena.unknown:
-        return None, size, (f"tensor `{tensor.name}`{again}: in the tensor arena, which the "
-                            f"image does not say (give --arena)"), None, None
+        which = ("the code computes at run time" if arena is not None and arena.run_time else
+                 "the image does not say")
+        return None, size, (f"tensor `{tensor.name}`{again}: in the tensor arena, which {which} "
+                            f"(give --arena)"), None, None
     bounds = (arena.address, arena.end)
     offset = tensor.offline_offset
     if offset is None or offset < 0:

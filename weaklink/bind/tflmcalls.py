@@ -31,6 +31,7 @@ import numpy as np
 
 from weaklink.analyze.targets import targets as symbol_columns
 from weaklink.bind import callsite
+from weaklink.bind.origins import RETURNED
 from weaklink.bind.fastmem import symbol_at
 from weaklink.demangle import demangle
 from weaklink.read import elfstructs as S
@@ -58,6 +59,7 @@ class Passed:
     value: int | None               # None: not a constant the code shows
     size: int | None
     where: str                      # how it was read
+    run_time: bool = False          # the code computes it at run time (a function's return value)
 
 
 def parameters(demangled: str) -> list[str]:
@@ -126,7 +128,8 @@ class Calls:
         name = demangle(name).split("(")[0] if name else f"{call.function:#x}"
         if reg in call.values:
             return [Passed(call.call_site, callee, call.values[reg], None,
-                           f"the code before the call of {callee} at {call.call_site:#x}")]
+                           f"the code before the call of {callee} at {call.call_site:#x}"
+                           f"{self._read_only(call, reg)}")]
         if reg in call.passed and depth == 0:
             callers = self._callers(call.function)
             out = []
@@ -134,15 +137,42 @@ class Calls:
                 for p in self._values(c, call.passed[reg], callee, 1):
                     out.append(Passed(p.call_site, callee, p.value, None,
                                       f"{p.where.replace(f'of {callee} ', f'of `{name}` ')}"
-                                      f", which hands it on to {callee} at {call.call_site:#x}"))
+                                      f", which hands it on to {callee} at {call.call_site:#x}",
+                                      p.run_time))
             if out:
                 return out
         if _in_tflm(self.image, call.function) and depth == 0:
             return []                       # TFLM's own call with a value it computed
-        why = call.note or "not a constant there (computed at run time: a pointer returned by " \
-                           "a function, loaded from memory, or an argument)"
+        why, run_time = self._origin(call, reg)
         return [Passed(call.call_site, callee, None, None,
-                       f"the call of {callee} at {call.call_site:#x} in `{name}`: {why}")]
+                       f"the call of {callee} at {call.call_site:#x} in `{name}`: {why}", run_time)]
+
+    def _read_only(self, call, reg: int) -> str:
+        if reg not in call.read_only:
+            return ""
+        pc, address = call.read_only[reg]
+        name = symbol_at(self.image, address)
+        held = f" (`{demangle(name)}`)" if name else ""
+        return (f", a load at {pc:#x} from the read-only word at {address:#x}{held}, which holds "
+                f"it in the image")
+
+    def _origin(self, call, reg: int) -> tuple[str, bool]:
+        """Why `reg` is no constant at the call, and whether the code computes it at run time."""
+        origin = call.origins.get(reg)
+        if call.note or origin is None:
+            return call.note or ("not a constant there (an argument, or a value the reader does "
+                                 "not follow)"), False
+        kind, pc, what = origin
+        if kind == RETURNED:
+            callee = symbol_at(self.image, what) if what is not None else None
+            callee = demangle(callee).split("(")[0] if callee else (f"{what:#x}" if what else "?")
+            return (f"computed at run time: the value `{callee}` returns (the call at {pc:#x}), "
+                    f"or one derived from it"), True
+        if what is None:
+            return (f"loaded from memory at {pc:#x} (a field of an object, an address the code "
+                    f"computes), which the reader cannot follow"), False
+        return (f"loaded at {pc:#x} from the word at {what:#x}, which the reader cannot follow "
+                f"(writable, and no store of this function to it)"), False
 
     def arena(self) -> list[Passed]:
         """What every call hands TFLM as the tensor arena."""
@@ -153,7 +183,7 @@ class Calls:
                 continue
             for p in self._values(c, e.arena, e.name.split("(")[0]):
                 size = c.values.get(e.size) if e.size is not None and p.call_site == c.call_site else None
-                out.append(Passed(p.call_site, p.callee, p.value, size, p.where))
+                out.append(Passed(p.call_site, p.callee, p.value, size, p.where, p.run_time))
         return list({(p.call_site, p.value): p for p in out}.values())
 
     def model_addresses(self) -> list[tuple[int, str]]:

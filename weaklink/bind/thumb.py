@@ -26,11 +26,14 @@ __all__ = ["Insn", "Flow", "decode", "is_wide", "bl_target", "step", "NEXT", "JU
 
 
 def step(regs: dict, insn: Insn, word: Callable[[int], int | None],
-         conditional: bool = False, loads: dict | None = None) -> Flow:
+         conditional: bool = False, loads: dict | None = None, memory=None,
+         stores: dict | None = None) -> Flow:
     """Apply one instruction to `regs`; `word(address)` reads a literal (None: unknown).
     `loads` (optional) gets, per LDR (immediate) of a word, pc -> (base register's value or
-    None, offset): where the code reads memory."""
-    st = State(regs, conditional, loads)
+    None, offset): where the code reads memory. `memory(pc, address)` (optional) gives the word
+    a load from a known address reads (a constant of the image), or None; `stores` gets, per
+    STR of a word to a known address, address -> the value stored (None: not known)."""
+    st = State(regs, conditional, loads, memory, stores)
     if insn.size == 4:
         return wide(st, insn, word)
     return _narrow(st, insn, word)
@@ -66,8 +69,10 @@ def _narrow(st: State, insn: Insn, word) -> Flow:
             st.clobber(h & 7)
     elif h >> 13 == 0b011 or top4 == 0b1000:               # STR/LDR(B) and STRH/LDRH (imm)
         if top5 == 0b01101:                                # LDR Rt, [Rn, #imm5*4]
-            st.load(pc, (h >> 3) & 7, ((h >> 6) & 0x1F) * 4)
-        if h >> 11 & 1:
+            st.set(h & 7, st.load(pc, (h >> 3) & 7, ((h >> 6) & 0x1F) * 4))
+        elif top5 == 0b01100:                              # STR Rt, [Rn, #imm5*4]
+            st.store(pc, h & 7, (h >> 3) & 7, ((h >> 6) & 0x1F) * 4)
+        elif h >> 11 & 1:
             st.clobber(h & 7)
     elif top4 == 0b1001:                                   # STR/LDR Rt, [SP, #imm8*4]
         if h >> 11 & 1:

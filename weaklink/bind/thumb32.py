@@ -30,7 +30,7 @@ def wide(st: State, insn: Insn, word) -> Flow:
             _plain_immediate(st, insn)
         return Flow()
     if op2 & 0b1110001 == 0:                               # store single data item
-        _store_single(st, h1, h2)
+        _store_single(st, insn)
         return Flow()
     if op2 & 0b1100111 in (0b0000001, 0b0000011, 0b0000101):   # LDRB, LDRH, LDR (and hints)
         return _load_single(st, insn, word)
@@ -187,8 +187,11 @@ def _loop(st: State, insn: Insn) -> Flow:
     return Flow(OPAQUE)
 
 
-def _store_single(st: State, h1: int, h2: int) -> None:
+def _store_single(st: State, insn: Insn) -> None:
     """STR/STRB/STRH: with an imm8 offset (T4: bit 11 of the second halfword), W writes back."""
+    h1, h2 = insn.hw1, insn.hw2
+    if h1 & 0xFFF0 == 0xF8C0:                              # STR.W Rt, [Rn, #imm12]
+        st.store(insn.pc, (h2 >> 12) & 0xF, h1 & 0xF, h2 & 0xFFF)
     if not h1 >> 7 & 1 and h2 >> 11 & 1 and h2 >> 8 & 1:
         st.clobber(h1 & 0xF)
 
@@ -205,9 +208,11 @@ def _load_single(st: State, insn: Insn, word) -> Flow:
         imm = h2 & 0xFFF
         st.set(rt, word(literal_base(insn.pc) + (imm if h1 >> 7 & 1 else -imm)))
     else:
+        value = None
         if size == 2 and h1 >> 7 & 1 and rn != PC:        # LDR.W Rt, [Rn, #imm12]
-            st.load(insn.pc, rn, h2 & 0xFFF)
+            value = st.load(insn.pc, rn, h2 & 0xFFF)
         st.clobber(rt, *((rn,) if writeback else ()))
+        st.set(rt, value)
     return Flow()
 
 

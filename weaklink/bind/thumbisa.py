@@ -96,13 +96,29 @@ class State:
     """A register file of known constants; `conditional` (inside an IT block) keeps a written
     register only when the new value equals the old, since the write may not happen."""
 
-    def __init__(self, regs: dict, conditional: bool, loads: dict | None = None):
+    def __init__(self, regs: dict, conditional: bool, loads: dict | None = None,
+                 memory=None, stores: dict | None = None):
         self.regs, self.conditional, self.loads = regs, conditional, loads
+        self.memory, self.stores = memory, stores
 
-    def load(self, pc: int, rn: int, offset: int) -> None:
-        """Note a word load from [Rn, #offset] (before Rt is written: Rt may be Rn)."""
+    def load(self, pc: int, rn: int, offset: int) -> int | None:
+        """Note a word load from [Rn, #offset] (before Rt is written: Rt may be Rn); the word
+        `memory(address)` says it holds, or None."""
+        base = self.regs.get(rn)
         if self.loads is not None:
-            self.loads[pc] = (self.regs.get(rn), offset)
+            self.loads[pc] = (base, offset)
+        if self.memory is None or base is None:
+            return None
+        return self.memory(pc, (base + offset) & MASK)
+
+    def store(self, pc: int, rt: int, rn: int, offset: int) -> None:
+        """Note a word store of Rt to [Rn, #offset]: address -> the value, None when two
+        stores disagree or the value is not known."""
+        base = self.regs.get(rn)
+        if self.stores is None or base is None:
+            return
+        address, value = (base + offset) & MASK, self.regs.get(rt)
+        self.stores[address] = value if self.stores.get(address, value) == value else None
 
     def get(self, r: int) -> int | None:
         return self.regs.get(r)

@@ -290,6 +290,6 @@ def _base_json(b: BoundBase, port) -> dict:
             "note": b.note,
             "arena": list(b.arena) if b.arena else None,
             "arena_offset": b.offset,
-            "decided_at_run_time": b.arena is not None and b.offset is None,
+            "decided_at_run_time": (b.arena is not None and b.offset is None) or b.run_time,
             # pointer rules: does the backend read the symbol, and which evidence decided
             "read_evidence": b.evidence.to_json() if b.evidence is not None else None}
