@@ -76,6 +76,7 @@ class Dwarf:
     def __init__(self, elf):
         self.elf = elf
         self.name = elf.name
+        self._sites: dict[str, tuple[CallSite, ...]] = {}   # callee -> its call sites
 
     # -- sections ---------------------------------------------------------------------------
     def _section(self, name: str) -> bytes | None:
@@ -235,7 +236,13 @@ class Dwarf:
         """The call sites of `callee` DWARF describes (optimised -g builds), in .debug_info
         order. A call site's DW_AT_call_origin is a declaration in its own unit, or with
         DW_FORM_ref_addr (LTO) one in another unit: the units holding that DIE's offset are
-        walked too."""
+        walked too. Read once per callee: check asks for ethosu_init's twice (the NPU base
+        that chooses the SoC, the fast memory)."""
+        if callee not in self._sites:
+            self._sites[callee] = tuple(self._read_call_sites(callee))
+        return list(self._sites[callee])
+
+    def _read_call_sites(self, callee: str) -> list[CallSite]:
         if not self.present:
             return []
         units = self._candidates(callee)
