@@ -199,14 +199,15 @@ def _emulated_bases(table):
     more, so the emulator bounds the region by the fast memory's size."""
     fast = table.fast_memory
     bases = [npu.Base(b.region, b.address, b.size) for b in table.bases]
-    known = [b for b, t in zip(bases, table.bases) if not t.unknown]    # never emulated at 0
+    fast_memory = fast_size = 0
     # size unknown: the driver substitutes, but its check cannot be judged
-    if fast is None or not fast.given or fast.size is None or len(bases) <= FAST_SCRATCH_REGION:
-        return known, 0, 0
-    if bases[FAST_SCRATCH_REGION].size > fast.size:
-        return known, fast.address, fast.size      # the emulated driver fails the invoke
-    bases[FAST_SCRATCH_REGION] = npu.Base(FAST_SCRATCH_REGION, fast.address, fast.size)
-    return [b for b, t in zip(bases, table.bases) if not t.unknown], 0, 0
+    if fast is not None and fast.given and fast.size is not None and len(bases) > FAST_SCRATCH_REGION:
+        if bases[FAST_SCRATCH_REGION].size > fast.size:
+            fast_memory, fast_size = fast.address, fast.size   # the emulated driver fails the invoke
+        else:
+            bases[FAST_SCRATCH_REGION] = npu.Base(FAST_SCRATCH_REGION, fast.address, fast.size)
+    known = [b for b, t in zip(bases, table.bases) if not t.unknown]    # never emulated at 0
+    return known, fast_memory, fast_size
 
 
 def _union(ops) -> list:
