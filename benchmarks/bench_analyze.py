@@ -2,7 +2,8 @@
 
 Run: python benchmarks/bench_analyze.py [--symbols N ...] [--repeat K] [--detail]
 
-Goals: at most 3.0x nm's wall time at every size (a scaling guard; benchmarks/bench_real.py measures the images users have).
+Goals: at most 3.0x nm's wall time at every size (a scaling guard; benchmarks/bench_real.py
+measures the images users have).
 
 The image is generated once (assembled from a .s of N global labels, a quarter each Thumb
 functions, initialised .data pointers, weak .bss objects and C++-mangled .rodata bytes) and
