@@ -11,6 +11,7 @@ import importlib
 import os
 import sys
 
+from weaklink.cmakedir import CMAKE_DIR
 from weaklink.errors import exit_status
 
 # Subcommand modules, in the order of the data flow.
@@ -54,9 +55,7 @@ class _CMakeDir(argparse.Action):
         super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
 
     def __call__(self, parser, namespace, values, option_string=None):
-        from weaklink.cmakedir import cmake_dir
-
-        print(cmake_dir(), flush=True)
+        print(CMAKE_DIR, flush=True)
         parser.exit(0)
 
 

@@ -27,9 +27,11 @@ pytestmark = [
 
 
 def _env() -> dict:
-    """This checkout first on the path, for `weaklink --cmake-dir` and the build's step."""
+    """This checkout first on the Python path, and this interpreter's `weaklink` console script
+    first on PATH: the weaklink that serves this checkout's package, which the package finds."""
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(REPO), *filter(None, [env.get("PYTHONPATH")])])
+    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
     return env
 
 
@@ -50,8 +52,8 @@ def package_dir() -> Path:
     where = Path(done.stdout.strip())
     assert where == REPO / "weaklink" / "cmake"
     assert (where / "weaklinkConfig.cmake").is_file() and (where / "weaklinkConfigVersion.cmake").is_file()
-    recorded = (where / "weaklink-executable.cmake").read_text()
-    assert f'"{os.path.abspath(sys.executable)}" "-m" "weaklink.cli"' in recorded
+    assert {p.name for p in where.iterdir()} == {"weaklinkConfig.cmake", "weaklinkConfigVersion.cmake",
+                                                "weaklink_gate.cmake"}          # nothing written
     return where
 
 
@@ -158,14 +160,33 @@ def test_allow_unknown(tmp_path, package_dir, models):
     assert status != 0 and "gate: failed: verdict unknown" in output, output
 
 
-def test_weaklink_executable_overrides_the_record(tmp_path, package_dir, models):
-    """WEAKLINK_EXECUTABLE wins over the recorded weaklink; a missing one fails find_package."""
+def test_weaklink_executable_overrides_the_lookup(tmp_path, package_dir, models):
+    """WEAKLINK_EXECUTABLE wins over the lookup; a missing one fails find_package."""
     done = _cmake("-S", PROJECT, "-B", tmp_path / "build",
                   f"-DCMAKE_TOOLCHAIN_FILE={PROJECT / 'arm-none-eabi.cmake'}", f"-Dweaklink_DIR={package_dir}",
                   f"-DVELA_BLOB={models['blob']}", f"-DWEAKLINK_EXECUTABLE={tmp_path / 'no-weaklink'}")
     assert done.returncode != 0
     text = " ".join((done.stdout + done.stderr).split())
     assert f'no weaklink executable (from WEAKLINK_EXECUTABLE: "{tmp_path / "no-weaklink"}")' in text
+
+
+def test_a_weaklink_serving_another_package_is_not_taken(tmp_path, package_dir):
+    """The weaklink on PATH is asked which package it serves: a weaklink that serves another
+    copy of the package (here: the same console script, run on a copy of the sources) is not
+    taken, and find_package names what it found."""
+    copy = tmp_path / "copy"
+    shutil.copytree(REPO / "weaklink", copy / "weaklink", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(REPO / "npu", copy / "npu", ignore=shutil.ignore_patterns("__pycache__"))
+    (tmp_path / "CMakeLists.txt").write_text(
+        "cmake_minimum_required(VERSION 3.20)\nproject(p NONE)\nfind_package(weaklink CONFIG REQUIRED)\n")
+    env = _env()
+    env["PYTHONPATH"] = str(copy)
+    done = subprocess.run(["cmake", "-S", tmp_path, "-B", tmp_path / "build", f"-Dweaklink_DIR={package_dir}"],
+                          capture_output=True, text=True, env=env, timeout=600)
+    assert done.returncode != 0
+    text = " ".join((done.stdout + done.stderr).split())
+    assert f"no weaklink executable serves this package ({package_dir})" in text, text
+    assert f'serves "{copy / "weaklink" / "cmake"}"' in text, text
 
 
 def test_weaklink_check_arguments_are_checked_at_configure(tmp_path, package_dir):

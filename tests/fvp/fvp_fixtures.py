@@ -10,7 +10,7 @@ SOURCES = ROOT / "fixtures" / "firmware" / "fvp"
 sys.path.insert(0, str(ROOT / "tests" / "run"))
 from firmware_src import build_firmware  # noqa: E402
 
-FIXTURES = ("eot", "semihost_io", "data")
+FIXTURES = ("eot", "semihost_io", "data", "uarts")
 
 
 def source(name: str) -> str:

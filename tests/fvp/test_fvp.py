@@ -49,7 +49,7 @@ def qemu():
 @pytest.fixture(scope="module")
 def images(cross_toolchain, qemu, tmp_path_factory):
     root = tmp_path_factory.mktemp("fvp-fixtures")
-    return {name: build(root, name) for name in ("eot", "semihost_io", "data")}
+    return {name: build(root, name) for name in ("eot", "semihost_io", "data", "uarts")}
 
 
 @pytest.fixture(scope="module")
@@ -90,6 +90,30 @@ def test_uart_out_file_takes_the_uart_off_stdout(images, tmp_path):
     assert done.returncode == 0, done.stderr
     assert log.read_text() == "fvp fixture: all tests passed\nApplication exit code: 0.\n"
     assert "all tests passed" not in done.stdout and STOPPED in done.stdout
+
+
+# Zephyr's run_armfvp target (zephyr boards/arm/mps3_an547/board.cmake, ARMFVP_FLAGS)
+ZEPHYR = ["-C", "mps3_board.uart0.out_file=-", "-C", "mps3_board.uart0.unbuffered_output=1",
+          "-C", "mps3_board.uart1.out_file=-", "-C", "mps3_board.uart1.unbuffered_output=1",
+          "-C", "mps3_board.uart2.out_file=-", "-C", "mps3_board.uart2.unbuffered_output=1",
+          "-C", "mps3_board.visualisation.disable-visualisation=1"]
+
+
+def test_zephyrs_run_armfvp_line_with_uart1_and_uart2_on_stdout(images):
+    done = fvp(*ZEPHYR, "-C", "mps3_board.uart0.shutdown_on_eot=1", "-a", images["uarts"])
+    assert done.returncode == 0 and done.stderr == "", done.stderr
+    lines = done.stdout.splitlines()
+    assert {"uart0: first", "uart1: second", "uart2: third", "Application exit code: 0."} <= set(lines)
+    assert lines[-1] == STOPPED
+
+
+def test_uart2_into_a_file_and_uart1_nowhere(images, tmp_path):
+    log = tmp_path / "uart2.txt"
+    done = fvp("-C", f"mps3_board.uart2.out_file={log}", "-C", "mps3_board.uart0.shutdown_on_eot=1",
+               images["uarts"])
+    assert done.returncode == 0, done.stderr
+    assert log.read_text() == "uart2: third\n"
+    assert "uart0: first" in done.stdout and "uart1" not in done.stdout and "uart2" not in done.stdout
 
 
 def test_semihosting_file_io_with_the_cwd_and_command_line(images, tmp_path):
@@ -134,7 +158,7 @@ def test_data_file_is_in_memory_before_the_start(images, tmp_path):
 
 
 @pytest.mark.parametrize("argv, message", [
-    (["-C", "mps3_board.uart1.out_file=-"], "-C mps3_board.uart1.out_file: not modelled by weaklink fvp"),
+    (["-C", "mps3_board.uart3.out_file=-"], "-C mps3_board.uart3.out_file: not modelled by weaklink fvp"),
     (["-C", "cpu0.CFGITCMSZ=4"], "-C cpu0.CFGITCMSZ: not modelled by weaklink fvp: QEMU's mps3-an547 has 512 KB"),
     (["-C", "ethosu.num_macs=96"], "-C ethosu.num_macs=96: ethos-u55 has 32, 64, 128, 256 MACs"),
     (["-C", "ethosu.extra_args=--stats-file x"], "--stats-file: not modelled"),

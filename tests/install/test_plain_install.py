@@ -97,13 +97,26 @@ def test_every_command_without_extras(tmp_path, wheel, seeds):
                       "--outputs", tmp_path / "out", cwd=tmp_path)
     assert functional.returncode == 0 and list((tmp_path / "out").iterdir()), functional.stderr
 
-    # the CMake package ships in the wheel; --cmake-dir records the weaklink that printed it
+    # the CMake package ships in the wheel; --cmake-dir writes nothing into it, and the package
+    # finds the console script installed beside it, with no weaklink on PATH
     cmake_dir = _run(bin_dir, "weaklink", "--cmake-dir", cwd=tmp_path)
     where = Path(cmake_dir.stdout.strip())
     assert cmake_dir.returncode == 0 and where.is_relative_to(tmp_path / "plain"), cmake_dir.stderr
-    assert {p.name for p in where.iterdir()} == {"weaklinkConfig.cmake", "weaklinkConfigVersion.cmake",
-                                                "weaklink_gate.cmake", "weaklink-executable.cmake"}
-    assert f'"{bin_dir / "weaklink"}"' in (where / "weaklink-executable.cmake").read_text()
+    files = {"weaklinkConfig.cmake", "weaklinkConfigVersion.cmake", "weaklink_gate.cmake"}
+    assert {p.name for p in where.iterdir()} == files and not cmake_dir.stderr
+    if shutil.which("cmake"):
+        project = tmp_path / "cmake-project"
+        project.mkdir()
+        (project / "CMakeLists.txt").write_text(
+            "cmake_minimum_required(VERSION 3.20)\nproject(p NONE)\nfind_package(weaklink CONFIG REQUIRED)\n"
+            "message(STATUS \"weaklink command: ${WEAKLINK_COMMAND}\")\n")
+        cmake = shutil.which("cmake")
+        done = subprocess.run([cmake, "-S", project, "-B", project / "build", f"-Dweaklink_DIR={where}"],
+                              capture_output=True, text=True, timeout=300,
+                              env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)})
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert f"weaklink command: {bin_dir / 'weaklink'}" in done.stdout
+        assert {p.name for p in where.iterdir()} == files
 
     plot = "--plot needs matplotlib: pip install 'weaklink[plot]'"
     _one_line_exit_2(_run(bin_dir, "weaklink", "analyze", elf, "--plot", tmp_path / "a.png", cwd=tmp_path), plot)

@@ -13,35 +13,64 @@
 # target <target>_weaklink_check of the default build, which depends on <target>.
 #
 # The weaklink it runs: WEAKLINK_EXECUTABLE when set (a cache variable: a path, or a command
-# list such as "python3;-m;weaklink.cli"), else the one that printed this directory (recorded
-# in weaklink-executable.cmake by `weaklink --cmake-dir`), else `weaklink` on PATH.
+# list such as "python3;-m;weaklink.cli"), else the first of these that serves this very
+# directory (its `--cmake-dir` prints it): the console script installed beside this package (the
+# bin/ or Scripts/ of the prefix or venv whose site-packages holds it), then `weaklink` on PATH.
+# Nothing is written into the package: an installed package is not ours to write.
 cmake_minimum_required(VERSION 3.20)
 include_guard(GLOBAL)
 
 set(WEAKLINK_EXECUTABLE "" CACHE STRING
-    "the weaklink command weaklink_check() runs (empty: the weaklink that printed weaklink_DIR)")
+    "the weaklink command weaklink_check() runs (empty: the weaklink whose package this is)")
 
-unset(_weaklink_recorded_command)
-include("${CMAKE_CURRENT_LIST_DIR}/weaklink-executable.cmake" OPTIONAL)
 if(WEAKLINK_EXECUTABLE)
   set(WEAKLINK_COMMAND ${WEAKLINK_EXECUTABLE})
-  set(_weaklink_from "WEAKLINK_EXECUTABLE")
-elseif(DEFINED _weaklink_recorded_command)
-  set(WEAKLINK_COMMAND ${_weaklink_recorded_command})
-  set(_weaklink_from "${CMAKE_CURRENT_LIST_DIR}/weaklink-executable.cmake, written by `weaklink --cmake-dir`")
+  list(GET WEAKLINK_COMMAND 0 _weaklink_program)
+  if(NOT EXISTS "${_weaklink_program}")
+    set(${CMAKE_FIND_PACKAGE_NAME}_FOUND FALSE)
+    set(${CMAKE_FIND_PACKAGE_NAME}_NOT_FOUND_MESSAGE
+        "weaklink: no weaklink executable (from WEAKLINK_EXECUTABLE: \"${_weaklink_program}\"): "
+        "give -DWEAKLINK_EXECUTABLE=<path of weaklink>")
+    return()
+  endif()
 else()
+  # <prefix>/lib/pythonX.Y/site-packages/weaklink/cmake (POSIX), <prefix>/Lib/site-packages/... (Windows)
+  get_filename_component(_weaklink_posix_prefix "${CMAKE_CURRENT_LIST_DIR}/../../../../.." ABSOLUTE)
+  get_filename_component(_weaklink_windows_prefix "${CMAKE_CURRENT_LIST_DIR}/../../../.." ABSOLUTE)
+  unset(_weaklink_candidates)
+  find_program(_weaklink_beside weaklink
+               PATHS "${_weaklink_posix_prefix}/bin" "${_weaklink_windows_prefix}/Scripts" NO_DEFAULT_PATH)
   find_program(_weaklink_on_path weaklink)
-  set(WEAKLINK_COMMAND ${_weaklink_on_path})
-  set(_weaklink_from "PATH")
+  foreach(_weaklink_candidate IN ITEMS "${_weaklink_beside}" "${_weaklink_on_path}")
+    if(_weaklink_candidate AND NOT _weaklink_candidate IN_LIST _weaklink_candidates)
+      list(APPEND _weaklink_candidates "${_weaklink_candidate}")
+    endif()
+  endforeach()
+  unset(_weaklink_beside CACHE)
   unset(_weaklink_on_path CACHE)
-endif()
-list(GET WEAKLINK_COMMAND 0 _weaklink_program)
-if(NOT _weaklink_program OR NOT EXISTS "${_weaklink_program}")
-  set(${CMAKE_FIND_PACKAGE_NAME}_FOUND FALSE)
-  set(${CMAKE_FIND_PACKAGE_NAME}_NOT_FOUND_MESSAGE
-      "weaklink: no weaklink executable (from ${_weaklink_from}: \"${_weaklink_program}\"): "
-      "run `weaklink --cmake-dir` again with the weaklink to use, or give -DWEAKLINK_EXECUTABLE=<path>")
-  return()
+  file(REAL_PATH "${CMAKE_CURRENT_LIST_DIR}" _weaklink_here)
+  unset(WEAKLINK_COMMAND)
+  set(_weaklink_seen "")
+  foreach(_weaklink_candidate IN LISTS _weaklink_candidates)
+    execute_process(COMMAND "${_weaklink_candidate}" --cmake-dir RESULT_VARIABLE _weaklink_status
+                    OUTPUT_VARIABLE _weaklink_dir ERROR_QUIET OUTPUT_STRIP_TRAILING_WHITESPACE)
+    if(_weaklink_status EQUAL 0 AND IS_DIRECTORY "${_weaklink_dir}")
+      file(REAL_PATH "${_weaklink_dir}" _weaklink_dir)
+    endif()
+    if(_weaklink_status EQUAL 0 AND _weaklink_dir STREQUAL _weaklink_here)
+      set(WEAKLINK_COMMAND "${_weaklink_candidate}")
+      break()
+    endif()
+    string(APPEND _weaklink_seen " ${_weaklink_candidate} serves \"${_weaklink_dir}\";")
+  endforeach()
+  if(NOT WEAKLINK_COMMAND)
+    set(${CMAKE_FIND_PACKAGE_NAME}_FOUND FALSE)
+    set(${CMAKE_FIND_PACKAGE_NAME}_NOT_FOUND_MESSAGE
+        "weaklink: no weaklink executable serves this package (${_weaklink_here}): none beside it "
+        "in ${_weaklink_posix_prefix}/bin, and on PATH:${_weaklink_seen} put that weaklink on PATH "
+        "or give -DWEAKLINK_EXECUTABLE=<path>")
+    return()
+  endif()
 endif()
 
 # Read by weaklink_check() wherever it is called (variables here are the find_package caller's).

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import sys
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -62,6 +63,19 @@ def application(text: str) -> str:
     return path if eq else text
 
 
+def _more_uarts(given: dict[int, str], work: Path) -> tuple[tuple[str, ...], tuple[Path, ...]]:
+    """QEMU's files for UART1.. (up to the last one given; "" connects a UART to nothing), and
+    those of them that go to stdout, tailed by the console."""
+    files, tailed = [], []
+    for n in range(1, max(given, default=0) + 1):
+        value = given.get(n, "")
+        if value == "-":
+            value = str(work / f"uart{n}.txt")
+            tailed.append(Path(value))
+        files.append(str(Path(value).resolve()) if value else "")
+    return tuple(files), tuple(tailed)
+
+
 def simulate(s: Settings, job: Job) -> int:
     """Run the image and print what the FVP prints. 0 when the simulation ran to a stop the FVP
     also has (EOT, semihosting exit, the time limit, the firmware spinning after _exit or in a
@@ -71,18 +85,21 @@ def simulate(s: Settings, job: Job) -> int:
     if s.pmu_trace is not None:
         print(f"weaklink fvp: no PMU trace written to {s.pmu_trace}: the emulated NPU's PMU counters "
               "are served to the firmware's reads, its per-event trace is not modelled", file=sys.stderr)
-    tee = out.Console(s.uart_out, s.eot_ends)
-    begun = time.monotonic()
-    fields = {"qemu_options": Options(s.semihosting, s.cmdline, s.cwd, job.data),
-              "tee": tee, "eot_ends": s.eot_ends}
-    if s.heapinfo is not None and s.semihosting:
-        fields["hooks"] = heapinfo_hooks(s.heapinfo)
-    try:
-        report = run(job.elf, accelerator=s.accelerator, system_config=job.system_config,
-                     memory_mode=job.memory_mode, timeout=job.timelimit or math.inf,
-                     vela_ini=job.vela_ini, session=fields)
-    finally:
-        tee.close()
+    with tempfile.TemporaryDirectory(prefix="weaklink-fvp-") as work:
+        uarts, tailed = _more_uarts(s.more_uarts, Path(work))
+        tee = out.Console(s.uart_out, s.eot_ends, tailed)
+        begun = time.monotonic()
+        fields = {"qemu_options": Options(s.semihosting, s.cmdline, s.cwd, job.data, uarts),
+                  "tee": tee, "eot_ends": s.eot_ends}
+        if s.heapinfo is not None and s.semihosting:
+            fields["hooks"] = heapinfo_hooks(s.heapinfo)
+        try:
+            report = run(job.elf, accelerator=s.accelerator, system_config=job.system_config,
+                         memory_mode=job.memory_mode, timeout=job.timelimit or math.inf,
+                         vela_ini=job.vela_ini, session=fields)
+        finally:
+            tee(b"", b"")           # the other UARTs' last bytes
+            tee.close()
     for line in out.stop_lines(report) + (out.stat_block(report, time.monotonic() - begun) if job.stat else []):
         tee.line(line)
     return 1 if report.end.kind == "qemu" or report.end.ending == "crash" else 0

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import resource
 import sys
+from pathlib import Path
 
 EOT = b"\x04"
 TIME_LIMIT = "Info: Simulation is stopping. Reason: CPU time has been exceeded."
@@ -27,14 +28,17 @@ WIDTH = 79
 class Console:
     """The tee a Session calls with the UART's and semihosting's bytes so far: writes what is new."""
 
-    def __init__(self, uart_out: str, eot_ends: bool):
+    def __init__(self, uart_out: str, eot_ends: bool, tailed: tuple[Path, ...] = ()):
+        """tailed: files QEMU writes other UARTs into, whose bytes go to stdout as they come."""
         self.eot_ends = eot_ends
         self.stdout = sys.stdout.buffer
         self.uart = self.stdout if uart_out == "-" else (open(uart_out, "wb") if uart_out else None)
-        self.seen = [0, 0]
+        self.tailed = tailed
+        self.seen = [0, 0] + [0] * len(tailed)
 
     def __call__(self, uart: bytes, semihosting: bytes) -> None:
-        for k, (data, out) in enumerate(((uart, self.uart), (semihosting, self.stdout))):
+        more = [(path.read_bytes() if path.exists() else b"", self.stdout) for path in self.tailed]
+        for k, (data, out) in enumerate([(uart, self.uart), (semihosting, self.stdout), *more]):
             new, self.seen[k] = data[self.seen[k]:], max(self.seen[k], len(data))
             if k == 0 and self.eot_ends:
                 new = new.split(EOT, 1)[0] if EOT in data[:self.seen[k]] else new

@@ -19,6 +19,8 @@ MODELS = ("FVP_Corstone_SSE-300_Ethos-U55", "FVP_Corstone_SSE-300_Ethos-U65")
 HEAPINFO = ("cpu0.semihosting-heap_base", "cpu0.semihosting-heap_limit", "cpu0.semihosting-stack_base",
             "cpu0.semihosting-stack_limit")
 EXTRA_ARGS = "ethosu.extra_args"
+# The UARTs besides UART0 whose out_file the table honours (Zephyr's run_armfvp gives 1 and 2).
+MORE_UARTS = (1, 2)
 
 
 @cache
@@ -43,6 +45,7 @@ class Settings:
     model: str
     accelerator: str
     uart_out: str = "-"                  # "-": stdout; "": nowhere; else a file
+    more_uarts: dict[int, str] = field(default_factory=dict)     # UART1, UART2: "-" or a file
     eot_ends: bool = False               # the FVP's default: EOT does not end the run
     semihosting: bool = True
     cwd: str | None = None
@@ -105,7 +108,11 @@ def settings(model_name: str, assignments: list[str]) -> Settings:
         s.uart_out = given["mps3_board.uart0.out_file"]
     if "mps3_board.uart0.shutdown_on_eot" in given:
         s.eot_ends = _flag("mps3_board.uart0.shutdown_on_eot", given["mps3_board.uart0.shutdown_on_eot"])
-    for name in ("mps3_board.uart0.unbuffered_output", "mps3_board.visualisation.disable-visualisation"):
+    for n in MORE_UARTS:
+        if f"mps3_board.uart{n}.out_file" in given:
+            s.more_uarts[n] = given[f"mps3_board.uart{n}.out_file"]
+    flags = [f"mps3_board.uart{n}.unbuffered_output" for n in (0, *MORE_UARTS)]
+    for name in (*flags, "mps3_board.visualisation.disable-visualisation"):
         if name in given:
             _flag(name, given[name])
     if "cpu0.semihosting-enable" in given:

@@ -44,6 +44,7 @@ class Options:
     cmdline: str | None = None
     cwd: str | None = None
     data: tuple[tuple[str, int], ...] = ()     # (file, address)
+    uarts: tuple[str, ...] = ()                # files for UART1, UART2, ... ("": nowhere)
 
 
 def _value(text) -> str:
@@ -55,6 +56,10 @@ def command(qemu: str, machine: str, elf: str, uart: Path, gdb: Path | None,
             semihosting: Path | None = None, options: Options = Options()) -> list[str]:
     argv = [qemu, "-M", machine, "-nodefaults", "-display", "none", "-net", "none",
             "-chardev", f"file,id=uart,path={_value(uart)}", "-serial", "chardev:uart"]
+    # mps3-an547 connects its UARTs to -serial in order (QEMU hw/arm/mps2-tz.c, serial_hd(i))
+    for n, path in enumerate(options.uarts, 1):
+        argv += ["-chardev", f"file,id=uart{n},path={_value(path)}", "-serial", f"chardev:uart{n}"] \
+            if path else ["-serial", "null"]
     config = f"enable={'on' if options.semihosting else 'off'},target=native"
     if options.cmdline is not None:
         config += f",arg={_value(options.cmdline)}"
