@@ -1,6 +1,6 @@
 """The Thumb decoder (weaklink.read.thumb) against arm-none-eabi-objdump -d, on real code:
-newlib's C library for Cortex-M0 (Armv6-M), M4 (Armv7E-M with FP), M33 (Armv8-M mainline) and
-Armv8.1-M with MVE, each linked whole into one image (tens of thousands of instructions gcc
+newlib's C library for Cortex-M0 (Armv6-M), M4 (Armv7E-M with FP), M55 (its Armv8-M mainline
+multilib, with double-precision FP) and Armv8.1-M with MVE, each linked whole into one image (tens of thousands of instructions gcc
 and hand-written assembly produced); and, when they are on this machine, the real firmware
 images of $WEAKLINK_REAL_FW (Zephyr, Himax WE2, Alif Ensemble builds; CI does not have them).
 
@@ -25,7 +25,7 @@ from weaklink.fvp.semihost import BKPT_SEMIHOSTING
 
 NEWLIB = {"cortex-m0": ["-mcpu=cortex-m0"],
           "cortex-m4": ["-mcpu=cortex-m4", "-mfloat-abi=hard"],
-          "cortex-m33": ["-mcpu=cortex-m33", "-mfloat-abi=hard"],
+          "cortex-m55": ["-mcpu=cortex-m55", "-mfloat-abi=hard"],
           "armv8.1-m.main+mve": ["-march=armv8.1-m.main+mve", "-mfloat-abi=hard"]}
 REAL_FW = Path(os.environ.get("WEAKLINK_REAL_FW", "/work/realfw"))
 REAL = sorted(p for pattern in ("zephyr/out/zephyr.elf", "himax/out/*/*.elf", "alif/out/*/*.elf")

@@ -33,11 +33,21 @@ def at(code: bytes, base: int, pc: int, end: int | None = None) -> Insn | None:
 
 
 def instructions(code: bytes, base: int, start: int, end: int) -> Iterator[Insn]:
-    """A linear decode of [start, end): each instruction follows the one before it."""
-    pc = start
-    while (insn := at(code, base, pc, end)) is not None:
+    """A linear decode of [start, end): each instruction follows the one before it (the same
+    instructions as `at`, one after the other, read without its checks)."""
+    off, limit = start - base, min(len(code), end - base)
+    if off < 0:
+        return
+    while off + 2 <= limit:
+        hw1 = code[off] | code[off + 1] << 8
+        if not is_wide(hw1):
+            insn = narrow(hw1, base + off)
+        elif off + 4 <= limit:
+            insn = wide(hw1, code[off + 2] | code[off + 3] << 8, base + off)
+        else:
+            return
         yield insn
-        pc += insn.size
+        off += insn.size
 
 
 def starts_instruction(code: bytes, lo: int, at: int) -> bool:

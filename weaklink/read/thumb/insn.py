@@ -3,7 +3,7 @@ encodings (Arm v7-M Architecture Reference Manual, DDI0403, A5 "The Thumb instru
 encoding" and A7; Armv8-M Architecture Reference Manual, DDI0553, C2)."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 SP, LR, PC = 13, 14, 15
 ALL = tuple(range(16))            # an encoding not decoded may write any register
@@ -16,8 +16,7 @@ MASK = 0xFFFFFFFF
 NEXT, JUMP, BRANCH, CALL, RETURN, OPAQUE, STOP = "next", "jump", "branch", "call", "return", "opaque", "stop"
 
 
-@dataclass(frozen=True, slots=True)
-class Access:
+class Access(NamedTuple):
     """The memory a load or store of core registers transfers (A7.7, the LDR/STR/LDM/STM
     pseudocode): the address is the base, plus or minus the offset when `pre`; a literal load
     (`base` is PC) reads from the instruction's `address` instead (Align(PC, 4) ± offset)."""
@@ -55,8 +54,7 @@ class Access:
         return self._moved(regs) if self.writeback else None
 
 
-@dataclass(frozen=True, slots=True)
-class Insn:
+class Insn(NamedTuple):
     """One instruction. `op` is its class: "mov" (Rd = imm, or Rm), "movw", "mvn", "movt",
     "add"/"sub" (Rd = Rn ± imm, or ± Rm in the 16-bit register forms), "adr" (Rd = `address`),
     "lsl"/"lsr"/"asr"/"ror" (Rd = Rm shifted by imm), "data" (any other data processing: Rd
