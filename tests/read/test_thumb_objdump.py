@@ -1,8 +1,10 @@
 """The Thumb decoder (weaklink.read.thumb) against arm-none-eabi-objdump -d, on real code:
 newlib's C library for Cortex-M0 (Armv6-M), M4 (Armv7E-M with FP), M55 (its Armv8-M mainline
-multilib, with double-precision FP) and Armv8.1-M with MVE, each linked whole into one image (tens of thousands of instructions gcc
-and hand-written assembly produced); and, when they are on this machine, the real firmware
-images of $WEAKLINK_REAL_FW (Zephyr, Himax WE2, Alif Ensemble builds; CI does not have them).
+multilib, with double-precision FP) and Armv8.1-M with MVE, each linked whole into one image
+(tens of thousands of instructions gcc and hand-written assembly produced); and, when they are
+on this machine, the real firmware images under $WEAKLINK_REAL_FW (its zephyr/out/zephyr.elf,
+himax/out/*/*.elf and alif/out/*/*.elf: Zephyr, Himax WE2, Alif Ensemble builds; CI does not
+have them).
 
 For every instruction objdump disassembles: the same width; for every branch, the same target;
 for every PC-relative load and ADR, the same address; for IT, the same number of conditional
@@ -27,9 +29,9 @@ NEWLIB = {"cortex-m0": ["-mcpu=cortex-m0"],
           "cortex-m4": ["-mcpu=cortex-m4", "-mfloat-abi=hard"],
           "cortex-m55": ["-mcpu=cortex-m55", "-mfloat-abi=hard"],
           "armv8.1-m.main+mve": ["-march=armv8.1-m.main+mve", "-mfloat-abi=hard"]}
-REAL_FW = Path(os.environ.get("WEAKLINK_REAL_FW", "/work/realfw"))
+REAL_FW = Path(os.environ.get("WEAKLINK_REAL_FW", ""))
 REAL = sorted(p for pattern in ("zephyr/out/zephyr.elf", "himax/out/*/*.elf", "alif/out/*/*.elf")
-              for p in REAL_FW.glob(pattern))
+              for p in REAL_FW.glob(pattern)) if os.environ.get("WEAKLINK_REAL_FW") else []
 
 LINE = re.compile(r"^[ \t]*([0-9a-f]+):\t([0-9a-f]{4})(?: ([0-9a-f]{4}))?[ \t]*\t(\S+)[ \t]*(.*)$", re.M)
 COND = r"(?:eq|ne|cs|cc|mi|pl|vs|vc|hi|ls|ge|lt|gt|le|hs|lo|al)?"
@@ -149,24 +151,64 @@ def test_newlib_agrees_with_objdump(newlib):
 @pytest.mark.parametrize("image", REAL or [None], ids=[str(p.relative_to(REAL_FW)) for p in REAL] or ["absent"])
 def test_real_images_agree_with_objdump(cross_toolchain, image):
     if image is None:
-        pytest.skip(f"no real firmware images under {REAL_FW} (set WEAKLINK_REAL_FW)")
+        pytest.skip("no real firmware images: WEAKLINK_REAL_FW names no directory holding "
+                    "zephyr/out, himax/out or alif/out")
     count, wrong = disagreements(ElfFile.from_path(image), _listing(image))
     assert count > 5000
     assert not wrong, wrong[:10]
 
 
-def test_branch_sites_hold_every_branch_to_the_targets(newlib):
-    """The vectorised branch scan finds every branch the decoder decodes to a static target."""
-    elf, listing = newlib
+FAR = """
+    .syntax unified
+    .thumb
+    .global _start
+    .type _start, %function
+back:
+    nop
+    .space 0x90000
+_start:
+    beq.w back
+    bne.w ahead
+    b.w back
+    bl ahead
+    bl back
+    .space 0x90000
+ahead:
+    bx lr
+"""
+
+
+def test_far_branches_agree_with_objdump(cross_toolchain, tmp_path):
+    """Branches over more than 256 KB, where the J1 and J2 bits of B<c>.W, B.W and BL count."""
+    (tmp_path / "far.s").write_text(FAR)
+    done = toolchain.run("gcc", ["-mcpu=cortex-m4", "-mthumb", "-nostdlib", "-Wl,-Ttext=0x10000000",
+                                 "far.s", "-o", "far.elf"], cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    elf, listing = ElfFile.from_path(tmp_path / "far.elf"), _listing(tmp_path / "far.elf")
+    count, wrong = disagreements(elf, listing)
+    assert count == 7 and not wrong, wrong
+    assert unfound_branches(elf, listing) == (5, set())
+
+
+def unfound_branches(elf: ElfFile, listing: str) -> tuple[int, set]:
+    """(branches with a static target, those the vectorised branch scan misses)."""
     sections: dict[int, tuple[bytes, list]] = {}
     for code, base, address, *_ in _lines(elf, listing):
         insn = thumb.at(code, base, address)
         if insn.flow in (thumb.JUMP, thumb.BRANCH, thumb.CALL) and insn.target is not None:
             sections.setdefault(base, (code, []))[1].append(insn)
-    assert sum(len(found) for _, found in sections.values()) > 5000
+    count, missed = 0, set()
     for base, (code, found) in sections.items():
         sites = set(thumb.branch_sites(code, base, {i.target for i in found}))
-        assert {i.pc for i in found if i.op != "loop"} <= sites
+        wanted = {i.pc for i in found if i.op != "loop"}       # the loops are no call sites
+        count, missed = count + len(wanted), missed | (wanted - sites)
+    return count, missed
+
+
+def test_branch_sites_hold_every_branch_to_the_targets(newlib):
+    """The vectorised branch scan finds every branch the decoder decodes to a static target."""
+    count, missed = unfound_branches(*newlib)
+    assert count > 5000 and not missed
 
 
 def test_instruction_starts_are_objdumps(newlib):
