@@ -88,7 +88,8 @@ def _transfer(stem: str, ops: str) -> tuple | None:
     if m := MULTIPLE.match(stem):
         if m.group(1) in ("push", "pop"):
             regs = _registers(re.search(r"\{([^}]*)\}", ops).group(1))
-            return m.group(1) == "pop", 4, False, regs, 13, 0, None, 0, True, False, True, True, m.group(1) == "push"
+            push = m.group(1) == "push"
+            return not push, 4, False, regs, 13, 0, None, 0, True, False, True, True, push
         b = re.match(r"(\w+)(!)?, \{([^}]*)\}", ops)
         return (m.group(1) == "ldm", 4, False, _registers(b.group(3)), REG[b.group(1)], 0, None, 0,
                 True, False, bool(b.group(2)), True, m.group(2) in ("db", "ea"))
@@ -148,7 +149,8 @@ def test_newlib_agrees_with_objdump(newlib):
     assert not wrong, wrong[:10]
 
 
-@pytest.mark.parametrize("image", REAL or [None], ids=[str(p.relative_to(REAL_FW)) for p in REAL] or ["absent"])
+@pytest.mark.parametrize("image", REAL or [None],
+                         ids=[str(p.relative_to(REAL_FW)) for p in REAL] or ["absent"])
 def test_real_images_agree_with_objdump(cross_toolchain, image):
     if image is None:
         pytest.skip("no real firmware images: WEAKLINK_REAL_FW names no directory holding "
