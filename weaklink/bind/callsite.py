@@ -162,7 +162,7 @@ def _calls_in(code, base, start, end, targets, word, seed=None, loads=None, memo
         if trace is not None:
             step(regs, insn, word, conditional=it_left > 0, loads=loads, memory=trace.memory(memory),
                  stores=trace.stores)
-            if insn.op == "bl":
+            if insn.op == "bl":                  # what the callee returns (a BLX's callee is unknown)
                 regs[0] = trace.mark(RETURNED, pc, insn.target)
         else:
             step(regs, insn, word, conditional=it_left > 0, loads=loads, memory=memory)

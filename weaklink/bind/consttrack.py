@@ -13,10 +13,10 @@ from __future__ import annotations
 
 from typing import Callable
 
-from weaklink.read.thumb import MASK, PC, SP, Insn
+from weaklink.read.thumb import LR, MASK, PC, SP, Insn
 from weaklink.read.thumb.insn import signed
 
-CALL_CLOBBERS = (0, 1, 2, 3, 12, 14)
+CALL_CLOBBERS = (0, 1, 2, 3, 12, LR)
 SVC_CLOBBERS = (0, 1, 2, 3, 12)
 
 
