@@ -13,7 +13,10 @@ MASK = 0xFFFFFFFF
 # BRANCH to `target` or the next instruction; CALL to `target` (None: a register) and back;
 # RETURN and OPAQUE leave the function (OPAQUE: to a place the code does not say, a register
 # or a table); STOP never continues (UDF).
-NEXT, JUMP, BRANCH, CALL, RETURN, OPAQUE, STOP = "next", "jump", "branch", "call", "return", "opaque", "stop"
+NEXT, JUMP, BRANCH, CALL, RETURN, OPAQUE, STOP = ("next", "jump", "branch", "call", "return",
+                                                  "opaque", "stop")
+# The hints by number, in the 16-bit IT space with mask 0000 and the 32-bit hint space (A7.7.38)
+HINTS = {0: "nop", 1: "yield", 2: "wfe", 3: "wfi", 4: "sev"}
 
 
 class Access(NamedTuple):

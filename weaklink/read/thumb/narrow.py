@@ -1,15 +1,13 @@
 """16-bit Thumb encodings (Arm v7-M ARM, A5.2; Armv8-M keeps them)."""
 from __future__ import annotations
 
-from weaklink.read.thumb.insn import (ALL, BRANCH, CALL, JUMP, LR, NEXT, OPAQUE, PC, RETURN, SP, STOP,
-                                      MASK, Access, Insn, literal_base, reglist, signed)
+from weaklink.read.thumb.insn import (ALL, BRANCH, CALL, HINTS, JUMP, LR, MASK, NEXT, OPAQUE, PC,
+                                      RETURN, SP, STOP, Access, Insn, literal_base, reglist, signed)
 
 # A5.2.4 load/store single data item, register offset: opB -> (load, size, signed)
 _REGISTER_OFFSET = {0: (False, 4, False), 1: (False, 2, False), 2: (False, 1, False),
                     3: (True, 1, True), 4: (True, 4, False), 5: (True, 2, False),
                     6: (True, 1, False), 7: (True, 2, True)}
-# A5.2.5 / A7.7.38: the hints of IT with mask 0000
-_HINTS = {0: "nop", 1: "yield", 2: "wfe", 3: "wfi", 4: "sev"}
 
 
 def narrow(h: int, pc: int) -> Insn:
@@ -130,5 +128,5 @@ def _misc(h: int, pc: int) -> Insn:
         mask = h & 0xF
         if mask:
             return Insn(pc, 2, h, 0, "it", imm=(h >> 4) & 0xF, it=4 - (mask & -mask).bit_length() + 1)
-        return Insn(pc, 2, h, 0, _HINTS.get((h >> 4) & 0xF, "hint"), imm=(h >> 4) & 0xF)
+        return Insn(pc, 2, h, 0, HINTS.get((h >> 4) & 0xF, "hint"), imm=(h >> 4) & 0xF)
     return Insn(pc, 2, h, 0, "unknown", writes=ALL)

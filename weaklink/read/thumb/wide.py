@@ -3,12 +3,11 @@ processing, branches and miscellaneous control, multiplies, floating point; the 
 stores are in weaklink.read.thumb.widemem."""
 from __future__ import annotations
 
-from weaklink.read.thumb.insn import (ALL, BRANCH, CALL, JUMP, LR, MASK, OPAQUE, PC, STOP, Insn,
-                                      branch20, branch24, literal_base, thumb_expand_imm)
+from weaklink.read.thumb.insn import (ALL, BRANCH, CALL, HINTS, JUMP, LR, MASK, OPAQUE, PC, STOP,
+                                      Insn, branch20, branch24, literal_base, thumb_expand_imm)
 from weaklink.read.thumb.widemem import dual, multiple, single
 
 _SHIFTS = ("lsl", "lsr", "asr", "ror")
-_HINTS = {0: "nop", 1: "yield", 2: "wfe", 3: "wfi", 4: "sev"}
 
 
 def wide(h1: int, h2: int, pc: int) -> Insn:
@@ -97,7 +96,7 @@ def _branch_misc(h1: int, h2: int, pc: int) -> Insn:
     if op & 0b1111110 == 0b0111000:
         return Insn(pc, 4, h1, h2, "msr", rn=h1 & 0xF)
     if op == 0b0111010:                                    # hints
-        return Insn(pc, 4, h1, h2, _HINTS.get(h2 & 0xFF, "hint"), imm=h2 & 0xFF)
+        return Insn(pc, 4, h1, h2, HINTS.get(h2 & 0xFF, "hint"), imm=h2 & 0xFF)
     if op == 0b0111011:                                    # CLREX, DSB, DMB, ISB
         return Insn(pc, 4, h1, h2, "barrier", imm=h2 & 0xFF)
     if op == 0b1111111 and (h2 >> 12) & 7 == 0b010:        # UDF.W
