@@ -16,10 +16,12 @@ import re
 import pytest
 
 from weaklink import toolchain
-from weaklink.bind import callsite, thumb
+from weaklink.bind import callsite
+from weaklink.bind.consttrack import step
 from weaklink.bind.fastmem import resolve_fast_memory
 from weaklink.bind.binding import FastMemoryRule
 from weaklink.bind.table import ImageSymbols
+from weaklink.read import thumb
 from weaklink.read.image import Image
 
 FAST, SIZE = 0x31000000, 0x60000
@@ -270,15 +272,15 @@ def test_two_values_on_two_paths_are_unknown(cross_toolchain, tmp_path):
 def test_thumb_decoder_units():
     """Hand-assembled encodings whose decoding is not obvious from the assembler's output."""
     regs = {2: 5}
-    assert thumb.step(regs, thumb.Insn(0x100, 0xE9CD, 0x3300, 4), lambda a: None).kind == thumb.NEXT
+    assert step(regs, thumb.decode(0xE9CD, 0x3300, 0x100), lambda a: None).flow == thumb.NEXT
     assert regs == {2: 5}                                    # strd r3, r3, [sp]
-    flow = thumb.step(regs, thumb.Insn(0x14, 0xF00F, 0xC805, 4), lambda a: None)
-    assert (flow.kind, flow.target) == (thumb.BRANCH, 0xE)   # le lr, 0xe
-    assert thumb.step({}, thumb.Insn(0, 0xBF08, 0, 2), None).it == 1      # it eq
-    assert thumb.step({}, thumb.Insn(0, 0xBF0C, 0, 2), None).it == 2      # ite eq
-    assert thumb.step({}, thumb.Insn(0, 0xBF01, 0, 2), None).it == 4      # itttt eq
+    insn = step(regs, thumb.decode(0xF00F, 0xC805, 0x14), lambda a: None)
+    assert (insn.flow, insn.target) == (thumb.BRANCH, 0xE)   # le lr, 0xe
+    assert step({}, thumb.decode(0xBF08, 0, 0), None).it == 1       # it eq
+    assert step({}, thumb.decode(0xBF0C, 0, 0), None).it == 2       # ite eq
+    assert step({}, thumb.decode(0xBF01, 0, 0), None).it == 4       # itttt eq
     regs = {2: 1, 3: 2, 4: 3}
-    thumb.step(regs, thumb.Insn(0, 0xE89F, 0x000C, 4), None)             # clrm {r2, r3}
+    step(regs, thumb.decode(0xE89F, 0x000C, 0), None)               # clrm {r2, r3}
     assert regs == {4: 3}
 
 

@@ -88,10 +88,11 @@ def test_never_called_means_no_fast_memory(firmware):
 
 def test_thumb_constant_tracking_encodings():
     """Hand-assembled Thumb encodings (Armv8-M ARM): what each does to the r2/r3 constants."""
-    from weaklink.bind.thumb import Insn, step
+    from weaklink.bind.consttrack import step
+    from weaklink.read import thumb
 
     def run(regs, pc, hw1, hw2=0, word=None):
-        step(regs, Insn(pc, hw1, hw2, 4 if hw2 or hw1 >> 11 in (0x1D, 0x1E, 0x1F) else 2), word)
+        step(regs, thumb.decode(hw1, hw2, pc), word)
 
     regs: dict = {}
     run(regs, 0x100, 0x4A09, word=lambda a: 0x31000000 if a == 0x100 + 4 + 36 else None)  # ldr r2, [pc, #36]

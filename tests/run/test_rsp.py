@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from weaklink import toolchain
-from weaklink.run import rsp, thumb
+from weaklink.run import loadstore, rsp
 from weaklink.run.qemu import Qemu
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -118,7 +118,7 @@ def test_read_watchpoint_stops_before_the_load(session):
     stop = client.wait(10)
     assert stop.watch == "rwatch" and stop.address == counter
     regs = client.core_registers()
-    access = thumb.decode(client.read_memory(regs[15], 4), regs[15])
+    access = loadstore.access_at(client.read_memory(regs[15], 4), regs[15])
     assert access.load and access.address(regs) == counter  # the PC is at the load, not past it
     rt = access.registers[0]
     client.remove(rsp.READ_WATCH, counter, 4)

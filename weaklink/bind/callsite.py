@@ -8,7 +8,7 @@ AAPCS the third and fourth arguments travel in r2 and r3. Two sources, tried in 
    in r2 (DW_OP_reg2) carries DW_AT_call_value, e.g. DW_OP_addr of the buffer, and r3's the
    size as a constant expression.
 2. The code before the call (any build, DWARF or not): the calling function's Thumb code,
-   followed along its branches from its start to the BL (weaklink.bind.thumb), tracking the
+   followed along its branches from its start to the BL (weaklink.bind.consttrack), tracking the
    constants loaded into registers (LDR from the literal pool, MOVW/MOVT, MOVS/MOV.W, ADR,
    MOV between registers, arithmetic on known values). Where paths meet, a register keeps
    its value only when every path agrees; an instruction that may write a register without
@@ -23,12 +23,11 @@ import bisect
 import struct
 from dataclasses import dataclass, field
 
-import numpy as np
-
-from weaklink.bind import thumb
 from weaklink.bind.constmem import read_only_word
+from weaklink.bind.consttrack import step
 from weaklink.bind.origins import ARGUMENT_MARK, RETURNED, Trace
 from weaklink.read import elfstructs as S
+from weaklink.read import thumb
 from weaklink.read.dwarf import Dwarf
 from weaklink.read.dwarfforms import uleb
 
@@ -124,61 +123,12 @@ def _scan(image, code: bytes, base: int, targets: set[int]) -> list[ArgValues]:
         off = addr - base
         return struct.unpack_from("<I", code, off)[0] if 0 <= off <= len(code) - 4 else None
 
-    out, sites = [], _branch_sites(code, base, targets)
+    out, sites, decoded = [], thumb.branch_sites(code, base, targets), {}
     for start, end in _function_extents(image, base, base + len(code)):
         k = bisect.bisect_left(sites, start)
         if k < len(sites) and sites[k] < end:       # only functions that may call a target
-            out += _calls_in(code, base, start, end, targets, word)
+            out += _calls_in(code, base, start, end, targets, word, decoded=decoded)
     return out
-
-
-def _branch_sites(code: bytes, base: int, targets: set[int]) -> list[int]:
-    """Every halfword position whose bytes encode a branch or call with a static target in
-    `targets` (BL, B.W, B<c>.W, B, B<c>, CBZ/CBNZ): a superset of the real call sites, since
-    a position inside another instruction may match too, so a function holding none of them
-    calls no target and its dataflow need not run. Vectorised over the section (numpy): the
-    same encodings as thumbisa.branch24 / branch20."""
-    raw = np.frombuffer(code, "<u2", len(code) // 2)
-    if not len(raw) or not targets:
-        return []
-    top = raw >> 11
-    cand = np.flatnonzero(top == 0b11110)
-    cand = cand[cand + 1 < len(raw)]
-    h, h2 = raw[cand].astype(np.int64), raw[cand + 1].astype(np.int64)
-    pc = base + 2 * cand.astype(np.int64)
-    s = (h >> 10) & 1
-    j1, j2 = (h2 >> 13) & 1, (h2 >> 11) & 1
-    t4 = pc + 4 + ((s << 24 | (1 - (j1 ^ s)) << 23 | (1 - (j2 ^ s)) << 22 | (h & 0x3FF) << 12
-                    | (h2 & 0x7FF) << 1) - (s << 25))
-    t3 = pc + 4 + ((s << 20 | j2 << 19 | j1 << 18 | (h & 0x3F) << 12 | (h2 & 0x7FF) << 1)
-                   - (s << 21))
-    wide = np.select([h2 & 0x9000 == 0x9000, (h2 & 0xD000 == 0x8000) & ((h >> 6) & 0xF < 0xE)],
-                     [t4, t3], -1)
-    out = [(pc, wide)]
-    for kind in ("T2", "T1", "CB"):
-        if kind == "T2":                                   # B (T2)
-            k = np.flatnonzero(top == 0b11100)
-        elif kind == "T1":                                 # B<c> (T1), not UDF/SVC
-            k = np.flatnonzero((raw >> 12 == 0xD) & ((raw >> 8) & 0xF < 0xE))
-        else:                                              # CBZ, CBNZ
-            k = np.flatnonzero(raw & 0xF500 == 0xB100)
-        h, pc = raw[k].astype(np.int64), base + 2 * k.astype(np.int64)
-        if kind == "T2":
-            imm = h & 0x7FF
-            t = pc + 4 + 2 * (imm - ((imm >> 10) << 11))
-        elif kind == "T1":
-            imm = h & 0xFF
-            t = pc + 4 + 2 * (imm - ((imm >> 7) << 8))
-        else:
-            t = pc + 4 + (((h >> 9) & 1) << 6 | ((h >> 3) & 0x1F) << 1)
-        out.append((pc, t))
-    want = np.sort(np.fromiter(targets, np.int64))
-
-    def member(t):              # t in want, without sorting t
-        t = np.where(t == -1, -1, t & 0xFFFFFFFF)
-        return want[np.minimum(np.searchsorted(want, t), len(want) - 1)] == t
-    hits = [pc[member(t)] for pc, t in out]
-    return sorted(np.concatenate(hits).tolist())
 
 
 def _merge(old: dict, new: dict) -> dict:
@@ -187,42 +137,46 @@ def _merge(old: dict, new: dict) -> dict:
 
 
 def _calls_in(code, base, start, end, targets, word, seed=None, loads=None, memory=None,
-              trace: Trace | None = None) -> list[ArgValues]:
+              trace: Trace | None = None, decoded: dict | None = None) -> list[ArgValues]:
     """Every call of a target in the function [start, end): the constants in r0-r3 on every
     path that reaches it (a forward dataflow over the function's branches, to a fixpoint).
     `seed`: the registers' values at the function's entry; `loads` gets the function's word
-    loads (thumb.step); `memory(pc, address)`: the word a load from a constant address reads
+    loads (consttrack.step); `memory(pc, address)`: the word a load from a constant address reads
     when the image says it. `trace`: where the values the code computes come from (markers for
-    what a call returns and what a load reads, see Trace)."""
+    what a call returns and what a load reads, see Trace). `decoded`: pc -> instruction, kept
+    across the calls on one section (the dataflow visits an instruction once per new state)."""
+    decoded = {} if decoded is None else decoded
     states: dict[tuple[int, int], dict] = {(start, 0): dict(seed or {})}
     calls: dict[int, dict] = {}
     work, opaque = [(start, 0)], False
     while work:
         key = work.pop()
         pc, it_left = key
-        insn = thumb.decode(code, base, pc, end)
-        if insn is None:
+        if pc not in decoded:
+            decoded[pc] = thumb.at(code, base, pc)
+        insn = decoded[pc]
+        if insn is None or pc + insn.size > end:
             continue
         regs = dict(states[key])
         before = dict(regs)
         if trace is not None:
-            flow = thumb.step(regs, insn, word, conditional=it_left > 0, loads=loads,
-                              memory=trace.memory(memory), stores=trace.stores)
-            if flow.kind == thumb.CALL:
-                regs[0] = trace.mark(RETURNED, pc, flow.target)
+            step(regs, insn, word, conditional=it_left > 0, loads=loads, memory=trace.memory(memory),
+                 stores=trace.stores)
+            if insn.op == "bl":                  # what the callee returns (a BLX's callee is unknown)
+                regs[0] = trace.mark(RETURNED, pc, insn.target)
         else:
-            flow = thumb.step(regs, insn, word, conditional=it_left > 0, loads=loads, memory=memory)
-        succ = []
-        nxt = (pc + insn.size, max(it_left - 1, 0) if not flow.it else flow.it)
-        if flow.kind in (thumb.CALL, thumb.JUMP, thumb.BRANCH) and flow.target in targets:
+            step(regs, insn, word, conditional=it_left > 0, loads=loads, memory=memory)
+        flow, succ = insn.flow, []
+        nxt = (pc + insn.size, max(it_left - 1, 0) if not insn.it else insn.it)
+        if flow in (thumb.CALL, thumb.JUMP, thumb.BRANCH) and insn.target in targets:
             calls[pc] = _merge(calls[pc], before) if pc in calls else before
-        if flow.kind in (thumb.NEXT, thumb.CALL) or it_left:
+        if flow in (thumb.NEXT, thumb.CALL) or it_left:
             succ.append((nxt, regs))
-        if flow.kind in (thumb.JUMP, thumb.BRANCH) and start <= flow.target < end:
-            succ.append(((flow.target, 0), regs))
-        if flow.kind == thumb.BRANCH and not it_left:
+        if flow in (thumb.JUMP, thumb.BRANCH) and start <= insn.target < end:
+            succ.append(((insn.target, 0), regs))
+        if flow == thumb.BRANCH and not it_left:
             succ.append((nxt, regs))
-        opaque |= flow.kind == thumb.OPAQUE
+        opaque |= flow == thumb.OPAQUE
         for at, state in succ:
             old = states.get(at)
             merged = dict(state) if old is None else _merge(old, state)
@@ -239,12 +193,8 @@ def _calls_in(code, base, start, end, targets, word, seed=None, loads=None, memo
 
 
 def _linear_calls(code, base, start, end, targets) -> list[int]:
-    pc, out = start, []
-    while (insn := thumb.decode(code, base, pc, end)) is not None:
-        if insn.size == 4 and thumb.bl_target(pc, insn.hw1, insn.hw2) in targets:
-            out.append(pc)
-        pc += insn.size
-    return out
+    return [insn.pc for insn in thumb.instructions(code, base, start, end)
+            if insn.op == "bl" and insn.target in targets]
 
 
 def _function_extents(image, lo: int, hi: int) -> list[tuple[int, int]]:
@@ -322,24 +272,24 @@ def calls_to(image, targets: set[int]) -> list[CodeCall]:
             off = addr - base
             return struct.unpack_from("<I", code, off)[0] if 0 <= off <= len(code) - 4 else None
 
-        sites = _branch_sites(code, base, targets)
+        sites, decoded = thumb.branch_sites(code, base, targets), {}
         for start, end in _function_extents(image, base, base + len(code)):
             k = bisect.bisect_left(sites, start)
             if k == len(sites) or sites[k] >= end:
                 continue
             plain_loads, seeded_loads, trace = {}, {}, Trace()
             plain = _calls_in(code, base, start, end, targets, word, loads=plain_loads,
-                              memory=memory)
+                              memory=memory, decoded=decoded)
             seeded = {c.call_site: c for c in _calls_in(
                 code, base, start, end, targets, word,
-                {r: ARGUMENT_MARK + r for r in range(4)}, seeded_loads, memory, trace)}
+                {r: ARGUMENT_MARK + r for r in range(4)}, seeded_loads, memory, trace, decoded)}
             loads = {pc: v for pc, (v, off) in plain_loads.items() if v is not None and not off}
             loads.update({pc: ("argument", v - ARGUMENT_MARK, off)
                           for pc, (v, off) in seeded_loads.items()
                           if v is not None and 0 <= v - ARGUMENT_MARK < 4 and pc not in loads})
             for c in plain:
-                insn = thumb.decode(code, base, c.call_site, end)
-                target = thumb.step({}, insn, word).target if insn else None
+                insn = decoded.get(c.call_site) or thumb.at(code, base, c.call_site, end)
+                target = insn.target if insn else None
                 s = seeded.get(c.call_site)
                 passed = {r: v - ARGUMENT_MARK for r, v in (s.values.items() if s else ())
                           if 0 <= v - ARGUMENT_MARK < 4}

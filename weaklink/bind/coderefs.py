@@ -29,9 +29,9 @@ from functools import cache, cached_property
 
 import numpy as np
 
-from weaklink.bind.thumbisa import is_wide
 from weaklink.demangle import demangle
 from weaklink.read import elfstructs as S
+from weaklink.read import thumb
 from weaklink.read.image import Image
 from weaklink.read.symbols import mapping_kind
 
@@ -276,41 +276,20 @@ def _thumb_values(data: bytes, base: int, start: int, end: int):
     - "movt": a MOVT completing a MOVW into the same register, value the 32-bit constant."""
     literal: dict[int, tuple[int, int]] = {}      # register -> (value, literal address)
     movw: dict[int, int] = {}
-    pc, end = max(start, base), min(end, base + len(data))
-    while pc + 2 <= end:
-        hw = data[pc - base] | data[pc - base + 1] << 8
-        if is_wide(hw):
-            if pc + 4 > end:
-                return
-            hw2 = data[pc - base + 2] | data[pc - base + 3] << 8
-            if hw & 0xFF7F == 0xF85F:                          # LDR.W Rt, [pc, #+/-imm12]
-                imm = hw2 & 0xFFF
-                lit = ((pc + 4) & ~3) + (imm if hw & 0x80 else -imm)
-                reg = hw2 >> 12
-                if base <= lit and lit + 4 <= base + len(data):
-                    value = _WORD.unpack_from(data, lit - base)[0]
-                    literal[reg] = (value, lit)
-                    yield pc, "literal", reg, value, lit
-            elif hw & 0xFBF0 in (0xF240, 0xF2C0) and not hw2 & 0x8000:   # MOVW / MOVT
-                imm = (hw & 0xF) << 12 | (hw >> 10 & 1) << 11 | (hw2 >> 12 & 7) << 8 | hw2 & 0xFF
-                reg = hw2 >> 8 & 0xF
-                literal.pop(reg, None)
-                if hw & 0xFBF0 == 0xF240:
-                    movw[reg] = imm
-                elif reg in movw:
-                    yield pc, "movt", reg, imm << 16 | movw.pop(reg), pc
-            pc += 4
-            continue
-        if hw & 0xF800 == 0x4800:                              # LDR Rt, [pc, #imm8*4]
-            reg, lit = hw >> 8 & 7, ((pc + 4) & ~3) + (hw & 0xFF) * 4
+    for insn in thumb.instructions(data, base, max(start, base), min(end, base + len(data))):
+        reg, lit, access = insn.rd, insn.address, insn.access
+        if access and lit is not None and access.registers == (reg,) and access.size == 4:
             if base <= lit and lit + 4 <= base + len(data):
                 value = _WORD.unpack_from(data, lit - base)[0]
                 literal[reg] = (value, lit)
                 movw.pop(reg, None)
-                yield pc, "literal", reg, value, lit
-        elif hw & 0xFF78 == 0x4478:                            # ADD Rdn, pc
-            reg = hw & 7 | (hw & 0x80) >> 4
-            if reg in literal:
-                value, lit = literal.pop(reg)
-                yield pc, "addpc", reg, (value + pc + 4) & _MASK, lit
-        pc += 2
+                yield insn.pc, "literal", reg, value, lit
+        elif insn.op in ("movw", "movt"):
+            literal.pop(reg, None)
+            if insn.op == "movw":
+                movw[reg] = insn.imm
+            elif reg in movw:
+                yield insn.pc, "movt", reg, insn.imm << 16 | movw.pop(reg), insn.pc
+        elif insn.op == "add" and insn.rm == thumb.PC and reg in literal:   # ADD Rdn, pc
+            value, lit = literal.pop(reg)
+            yield insn.pc, "addpc", reg, (value + insn.pc + 4) & _MASK, lit

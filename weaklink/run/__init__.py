@@ -5,7 +5,7 @@ that leave BRAM empty), with the Ethos-U served by `npu/` through the debugger.
 NPU's register page (weaklink.run.session), and returns a RunReport: the UART text, the exit
 code, and each NPU job with the bases the driver programmed. The modules, in the order of the
 data flow: `image` (what the image needs of the board: `board`), `qemu` (the emulator), `rsp`
-(the GDB remote-protocol client), `thumb` and `device` (the register page as a device), `job`
+(the GDB remote-protocol client), `loadstore` and `device` (the register page as a device), `job`
 (a command stream on `npu/`), `session` (the loop), `report`.
 """
 from __future__ import annotations

@@ -20,11 +20,10 @@ behaviour can depend on it, which is one of:
   interrupt wakes it, so the job completes there: the instruction is taken as executed (woken),
   then the interrupt is raised and the CPU takes it after the WFE/WFI as on the hardware (or,
   when the firmware masks it, goes on with it pending). The instructions are found in the
-  image's executable sections by a linear decode (a halfword after a 32-bit encoding's first
-  halfword is its second: `thumbisa.is_wide`), restarted at each `$t` mapping symbol and
-  skipping `$d` data (ELF for the Arm Architecture, "Mapping symbols"); in a stripped image a
-  literal that looks like one is a breakpoint that never stops the CPU. They are breakpoints
-  only while a job runs;
+  image's executable sections by a linear decode (weaklink.read.thumb.starts_instruction),
+  restarted at each `$t` mapping symbol and skipping `$d` data (ELF for the Arm Architecture,
+  "Mapping symbols"); in a stripped image a literal that looks like one is a breakpoint that
+  never stops the CPU. They are breakpoints only while a job runs;
 - "status poll", "register read": the firmware reads the NPU's registers while the job runs.
   The first RUNNING_READS reads see it running (STATUS.state 1, irq_raised and cmd_end_reached
   0, QREAD 0, the PMU counters as at the start): no job is over within a register read, since
@@ -55,8 +54,8 @@ import struct
 import time
 from dataclasses import dataclass, field
 
-from weaklink.bind.thumbisa import is_wide
 from weaklink.read import elfstructs as S
+from weaklink.read import thumb
 from weaklink.read.elf import ElfFile
 from weaklink.read.symbols import mapping_kind
 from weaklink.run.job import Invocation
@@ -117,7 +116,8 @@ def wait_sites(elf: ElfFile, patterns: dict[bytes, str] = WAITS) -> dict[int, tu
                 k = bisect.bisect_right(starts, address + at) - 1
                 mark = marks[k] if k >= 0 and marks[k][0] >= address else None
                 lo = mark[0] - address if mark else 0
-                if at % 2 == 0 and (mark is None or mark[1] == "t") and _starts_instruction(code, lo, at):
+                code_here = mark is None or mark[1] == "t"
+                if at % 2 == 0 and code_here and thumb.starts_instruction(code, lo, at):
                     out[(address + at) & ~1] = (kind, len(pattern))
                 at = code.find(pattern, at + 1)
     return out
@@ -131,17 +131,6 @@ def _mapping_symbols(elf: ElfFile) -> list[tuple[int, str]]:
         if (kind := mapping_kind(name)) is not None:
             marks[int(values[k]) & ~1] = kind
     return sorted(marks.items())
-
-
-def _starts_instruction(code: bytes, lo: int, at: int) -> bool:
-    """Whether a linear decode from `lo` reaches `at` as an instruction start. A halfword that
-    is not a 32-bit encoding's first is followed by an instruction start whatever it is itself
-    (an instruction, or a 32-bit one's second half); so counting back over the run of
-    first-halfword-looking ones before `at`: an even count is a start."""
-    run = 0
-    while at - 2 * (run + 1) >= lo and is_wide(struct.unpack_from("<H", code, at - 2 * (run + 1))[0]):
-        run += 1
-    return run % 2 == 0
 
 
 class HeldMemory:
@@ -158,19 +147,9 @@ class HeldMemory:
         self.writes.append((address, bytes(data)))
 
 
-def _movw_movt(rd: int, value: int) -> bytes:
-    """MOVW then MOVT (Thumb-2, T3 and T1 encodings): rd = value."""
-    out = b""
-    for op, half in ((0xF240, value & 0xFFFF), (0xF2C0, value >> 16)):
-        hw1 = op | (half >> 11 & 1) << 10 | half >> 12
-        hw2 = (half >> 8 & 7) << 12 | rd << 8 | (half & 0xFF)
-        out += struct.pack("<HH", hw1, hw2)
-    return out
-
-
 def stub_code(register: int, value: int) -> bytes:
     """r0 = register; r1 = value; str r1, [r0]; dsb; isb: the store that pends the IRQ."""
-    return (_movw_movt(0, register) + _movw_movt(1, value) + struct.pack("<H", 0x6001)
+    return (thumb.movw_movt(0, register) + thumb.movw_movt(1, value) + struct.pack("<H", 0x6001)
             + struct.pack("<HHHH", 0xF3BF, 0x8F4F, 0xF3BF, 0x8F6F))
 
 

@@ -3,7 +3,7 @@ firmware runs until it exits, crashes or the time is up.
 
 How the NPU is served, for any driver version, stripped or inlined:
 - an access watchpoint covers each alias of the register page; the CPU stops before the load
-  or store, the debugger performs it on the register model (weaklink.run.thumb,
+  or store, the debugger performs it on the register model (weaklink.run.loadstore,
   weaklink.run.device) and moves the PC past it;
 - the store to CMD that starts a job runs the command stream on `npu/` (weaklink.run.job);
   the job then runs until the firmware waits for it (a WFE or WFI), reads the NPU's registers
@@ -44,7 +44,7 @@ from weaklink.run.irq import RUNNING_READS, STUB_LENGTH, HeldMemory, Pending, bu
 from weaklink.run.job import DriverCall, Invocation, driver_call, run_job
 from weaklink.run.qemu import Options, Qemu
 from weaklink.run.spin import no_way_out
-from weaklink.run.thumb import condition_passes, decode, it_advance
+from weaklink.run.loadstore import access_at, condition_passes, it_advance
 
 POLL = 0.05               # seconds between looks at the UART while the firmware runs
 XPSR, PC, SP, LR = 16, 15, 13, 14
@@ -255,7 +255,7 @@ class Session:
         c, pc = self.client, regs[PC]
         access = self.decoded.get(pc)
         if access is None:          # code does not change under the driver: decode each PC once
-            access = self.decoded[pc] = decode(self._code(pc), pc, self.image.path)
+            access = self.decoded[pc] = access_at(self._code(pc), pc, self.image.path)
         address, new = access.address(regs), {}
         span = len(access.registers) * access.size
         if not any(self._page(a) is not None for a in range(address, address + span, access.size)):

@@ -1,4 +1,4 @@
-"""The load/store performer (weaklink.run.thumb) against the CPU: every form a driver may use
+"""The load/store performer (weaklink.run.loadstore) against the CPU: every form a driver may use
 on a device register is executed by QEMU's Cortex-M55 on RAM, one instruction at a time, and
 the decoder's address, loaded values, stored bytes, base writeback, length and IT-state
 advance must equal what the CPU did."""
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from weaklink.run import rsp, thumb
+from weaklink.run import loadstore, rsp
 from weaklink.run.qemu import Qemu
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -122,7 +122,7 @@ def test_every_form_performs_as_the_cpu_does(qemu, cross_toolchain, tmp_path):
                 break
             code = c.read_memory(pc, 4)
             try:
-                access = thumb.decode(code, pc)
+                access = loadstore.access_at(code, pc)
             except Exception:
                 access = None                       # not a load/store: let the CPU run it
             if access is None or not _condition_passes(regs[16]):
@@ -134,7 +134,7 @@ def test_every_form_performs_as_the_cpu_does(qemu, cross_toolchain, tmp_path):
             after = c.core_registers()
             where = f"{code[:access.length].hex()} at 0x{pc:08x}"
             assert after[15] == pc + access.length, where
-            assert after[16] == thumb.it_advance(regs[16]), where
+            assert after[16] == loadstore.it_advance(regs[16]), where
             for k, rt in enumerate(access.registers):
                 raw = memory_before[k * access.size:(k + 1) * access.size]
                 value = int.from_bytes(raw, "little")
@@ -172,4 +172,4 @@ def test_other_instructions_are_refused_with_the_pc(code):
     data = bytes.fromhex(code)
     data = data[1::-1] + data[3:1:-1] if len(data) == 4 else data[::-1]
     with pytest.raises(Exception, match="pc 0x10000100"):
-        thumb.decode(data.ljust(4, b"\0"), 0x10000100)
+        loadstore.access_at(data.ljust(4, b"\0"), 0x10000100)
