@@ -97,13 +97,20 @@ class Addresses:
     def unit_by_pc(self, address: int) -> int | None:
         """The first unit whose own code ranges hold `address`: DW_AT_ranges (a range list:
         -ffunction-sections), else DW_AT_low_pc and DW_AT_high_pc."""
+        return next((cu for cu, spans in self._unit_ranges
+                     if any(lo <= address < hi for lo, hi in spans)), None)
+
+    @cached_property
+    def _unit_ranges(self) -> list[tuple[int, list[tuple[int, int]]]]:
+        """(unit, its code ranges) of every unit, in .debug_info order; a unit whose ranges
+        cannot be read has none."""
+        out = []
         for cu in self.info.unit_starts:
             try:
-                if any(lo <= address < hi for lo, hi in self._pc_ranges(cu)):
-                    return cu
+                out.append((cu, list(self._pc_ranges(cu))))
             except (Unreadable, InputError, *DAMAGE):
-                continue
-        return None
+                out.append((cu, []))
+        return out
 
     def _pc_ranges(self, cu: int):
         unit, attrs = self.info.top(cu)
