@@ -21,15 +21,17 @@ from weaklink.read import elfstructs as S
 from weaklink.read.dwarf.forms import uleb
 from weaklink.read.dwarf.scan import Scans
 from weaklink.read.dwarf.structs import (DW_AT_high_pc, DW_AT_low_pc, DW_AT_ranges,
-                                         DW_FORM_addr,
-                                         DW_RLE_base_address, DW_RLE_offset_pair,
-                                         DW_RLE_start_end, DW_RLE_start_length)
+                                         DW_FORM_addr, DW_OP_addr, DW_RLE_base_address,
+                                         DW_RLE_offset_pair, DW_RLE_start_end,
+                                         DW_RLE_start_length)
 from weaklink.read.dwarf.units import DAMAGE, DebugInfo, Unreadable
 
 OVERLAP_LOOKBACK = 4          # aranges looked at below the last one starting at an address
 SEARCHES_BEFORE_INDEX = 8     # a few variables: bytes.find; many: index .debug_info once
-# The location bytes of a static variable; the lookahead finds overlapping hits.
-_ADDR_LOCATION = re.compile(rb"\x05\x03(?=(.{4}))", re.S)
+# A static variable's location: an exprloc or block1 of 5 bytes, DW_OP_addr and a 4-byte
+# address; the regular expression's lookahead finds overlapping hits.
+_LOCATION = bytes([5, DW_OP_addr])
+_ADDR_LOCATION = re.compile(re.escape(_LOCATION) + rb"(?=(.{4}))", re.S)
 
 
 class Addresses:
@@ -158,7 +160,7 @@ class Addresses:
         searched for; after that one pass indexes every DW_OP_addr operand."""
         self._searches += 1
         if self._searches <= SEARCHES_BEFORE_INDEX and "location_index" not in self.__dict__:
-            info, needle, out = self.info.info, b"\x05\x03" + address.to_bytes(4, "little"), []
+            info, needle, out = self.info.info, _LOCATION + address.to_bytes(4, "little"), []
             at = info.find(needle)
             while at >= 0:
                 out.append(at)

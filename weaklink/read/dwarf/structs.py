@@ -86,7 +86,6 @@ DW_LNS_const_add_pc, DW_LNS_fixed_advance_pc = 8, 9
 DW_LNE_end_sequence, DW_LNE_set_address = 1, 2
 DW_LNCT_path, DW_LNCT_directory_index = 1, 2
 
-# Range lists (7.25, DWARF 5 .debug_rnglists).
-DW_RLE_end_of_list, DW_RLE_base_addressx, DW_RLE_startx_endx = 0, 1, 2
-DW_RLE_startx_length, DW_RLE_offset_pair, DW_RLE_base_address = 3, 4, 5
-DW_RLE_start_end, DW_RLE_start_length = 6, 7
+# Range list entries (7.25, DWARF 5 .debug_rnglists) that hold addresses, not indexes into
+# .debug_addr; 0 ends a list.
+DW_RLE_offset_pair, DW_RLE_base_address, DW_RLE_start_end, DW_RLE_start_length = 4, 5, 6, 7
