@@ -35,6 +35,7 @@ import zlib
 from collections import namedtuple
 from functools import cached_property
 
+from weaklink.read import elfstructs as S
 from weaklink.read.dwarf.addresses import Addresses
 from weaklink.read.dwarf.forms import constant
 from weaklink.read.dwarf.scan import Scans
@@ -48,7 +49,6 @@ from weaklink.read.dwarf.structs import (DW_AT_abstract_origin, DW_AT_call_origi
                                          DW_TAG_subprogram, DW_TAG_variable)
 from weaklink.read.dwarf.units import DAMAGE, UNKNOWN, DebugInfo, DwarfError, Unreadable
 
-SHF_COMPRESSED, ELFCOMPRESS_ZLIB = 0x800, 1     # ELF gABI: Elf32_Chdr, then the stream
 _NAME_ATTRS = (DW_AT_linkage_name, DW_AT_MIPS_linkage_name, DW_AT_name)
 
 # A call site: the address of its call (DW_AT_call_return_pc - 4, 0 when not given) and the
@@ -82,14 +82,14 @@ class Dwarf:
         if i is None:
             return None
         data = self.elf.section_bytes(i)
-        if not self.elf.shdrs[i].sh_flags & SHF_COMPRESSED:
+        if not self.elf.shdrs[i].sh_flags & S.SHF_COMPRESSED:
             return data
         where = self.elf.shdrs[i].sh_offset
-        if len(data) < 12 or struct.unpack_from("<I", data)[0] != ELFCOMPRESS_ZLIB:
+        if len(data) < S.CHDR_SIZE or struct.unpack_from("<I", data)[0] != S.ELFCOMPRESS_ZLIB:
             raise DwarfError(self.name, f"{name} compressed other than with zlib "
                              "(expected ch_type 1, ELFCOMPRESS_ZLIB)", where)
         try:
-            out = zlib.decompress(data[12:])
+            out = zlib.decompress(data[S.CHDR_SIZE:])
         except zlib.error as exc:
             raise DwarfError(self.name, f"{name}: damaged zlib stream ({exc})", where) from None
         if len(out) != struct.unpack_from("<I", data, 4)[0]:
@@ -131,16 +131,19 @@ class Dwarf:
         try:
             yield
         except Unreadable as exc:
-            raise self._error(exc.at, exc.expected) from None
+            raise self.error(".debug_info", exc.at, exc.expected) from None
         except DAMAGE:
-            raise self._error(cu, "a DWARF unit whose entries, strings and blocks end "
-                              "inside their sections") from None
+            raise self.error(".debug_info", cu, "a DWARF unit whose entries, strings and "
+                             "blocks end inside their sections") from None
 
-    def _error(self, at: int, expected: str) -> DwarfError:
-        """DwarfError at .debug_info offset `at` (reported as a file offset)."""
-        i = self.elf.find_section(".debug_info")
-        return DwarfError(self.name, f"damaged .debug_info (+{at:#x}): expected {expected}",
-                          self.elf.shdrs[i].sh_offset + at)
+    def error(self, section: str, at: int, expected: str) -> DwarfError:
+        """DwarfError at offset `at` of `section` (reported as a file offset, or the
+        section's when it is compressed)."""
+        sh = self.elf.shdrs[self.elf.find_section(section)]
+        packed = sh.sh_flags & S.SHF_COMPRESSED
+        return DwarfError(self.name, f"damaged {section} (+{at:#x}"
+                          f"{' decompressed' if packed else ''}): expected {expected}",
+                          sh.sh_offset + (0 if packed else at))
 
     # -- units --------------------------------------------------------------------------------
     def unit_offsets(self) -> list[int]:

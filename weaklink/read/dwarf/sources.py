@@ -19,7 +19,7 @@ from weaklink.read.dwarf.structs import (DW_AT_abstract_origin, DW_AT_comp_dir,
                                          DW_AT_linkage_name, DW_AT_location, DW_AT_low_pc,
                                          DW_AT_name, DW_AT_specification, DW_AT_stmt_list,
                                          DW_TAG_subprogram, DW_TAG_variable)
-from weaklink.read.dwarf.units import DAMAGE, DebugInfo, DwarfError
+from weaklink.read.dwarf.units import DAMAGE, DebugInfo
 
 
 class Sources:
@@ -61,10 +61,7 @@ class Sources:
         try:
             yield
         except DAMAGE:
-            elf, at = self.dwarf.elf, at or 0
-            i = elf.find_section(".debug_line")
-            raise DwarfError(elf.name, f"damaged .debug_line (+{at:#x}): expected {expected}",
-                             elf.shdrs[i].sh_offset + at) from None
+            raise self.dwarf.error(".debug_line", at or 0, expected) from None
 
     def _path(self, cu: int, index: int) -> str | None:
         table = self.line_table(cu)
