@@ -10,16 +10,20 @@ at -O2), one defines the init function. Short names ("q") are DW_FORM_string, lo
 from __future__ import annotations
 
 import random
+import subprocess
+import sys
 
 import pytest
 from elftools.elf.elffile import ELFFile
 
 from weaklink import toolchain
+from weaklink.analyze.attribution import Attribution
 from weaklink.bind import callsite
 from weaklink.errors import InputError
 from weaklink.read.dwarf import Dwarf, DwarfError
 from weaklink.read.dwarf.forms import constant
 from weaklink.read.elf import ElfFile
+from weaklink.read.image import Image
 from weaklink.report.sourceloc import locate
 
 UNITS = {
@@ -149,6 +153,31 @@ def test_source_lines(image):
     where = locate(str(image), ["tensor_arena", "ethosu_init", "start"])
     assert {k: (v.file.rsplit("/", 1)[-1], v.line) for k, v in where.items()} == {
         "tensor_arena": ("data.c", 1), "ethosu_init": ("init.c", 3), "start": ("call.c", 5)}
+
+
+def test_no_pyelftools(image):
+    """Every DWARF question is answered from the bytes: where pyelftools cannot be imported,
+    the answers are the same."""
+    code = ("import sys; sys.modules['elftools'] = None\n"
+            "from weaklink.analyze.attribution import Attribution\n"
+            "from weaklink.bind import callsite\n"
+            "from weaklink.read.dwarf import dwarf_of\n"
+            "from weaklink.read.image import Image\n"
+            "from weaklink.report.sourceloc import locate\n"
+            "image = Image.from_path(sys.argv[1]); dwarf = dwarf_of(image.elf)\n"
+            "init = image.lookup('ethosu_init')[0]\n"
+            "print(repr((dwarf.unit_names(), [dwarf.variable_units(n) for n in sys.argv[2:]],\n"
+            "            callsite.from_dwarf(dwarf, 'ethosu_init'), locate(sys.argv[1], sys.argv[2:]),\n"
+            "            Attribution(image).defined_in(init))))")
+    done = subprocess.run([sys.executable, "-c", code, str(image), *NAMES], capture_output=True,
+                          text=True)
+    assert done.returncode == 0, done.stderr
+    image_ = Image.from_path(image)
+    dwarf = Dwarf(image_.elf)
+    want = (dwarf.unit_names(), [dwarf.variable_units(n) for n in NAMES],
+            callsite.from_dwarf(dwarf, "ethosu_init"), locate(str(image), NAMES),
+            Attribution(image_).defined_in(image_.lookup("ethosu_init")[0]))
+    assert done.stdout.strip() == repr(want) and "init.c" in done.stdout
 
 
 def _section_range(elf: ElfFile, name: str) -> range:
