@@ -1,10 +1,10 @@
 """Line-number programs (.debug_line, DWARF 2 to 5, section 6.2): a program's header (its
 directory and file tables) and its rows, read where a unit's DW_AT_stmt_list points.
 
-- `header(...)`: the version, the directories and the files, (name, directory index), as
+- `read_header(...)`: the version, the directories and the files, (name, directory index), as
   the header lists them: DWARF 5 counts both from 0 (entry 0 is the unit's own directory and
   file), DWARF 2 to 4 from 1 (directory 0 is the compilation directory);
-- `path(header, index, comp_dir)`: file `index` as a path;
+- `file_path(header, index, comp_dir)`: file `index` as a path;
 - `sequences(header)`: the rows of each sequence, with the number of DW_LNE_set_address it
   holds (a relocatable object ties a sequence to its section through that operand's
   relocation).
@@ -32,7 +32,7 @@ LineHeader = namedtuple("LineHeader", "version dirs files program end min_inst l
 Sequence = namedtuple("Sequence", "set_addresses rows end")
 
 
-def header(data: bytes, offset: int, strs: bytes, line_strs: bytes) -> LineHeader:
+def read_header(data: bytes, offset: int, strs: bytes, line_strs: bytes) -> LineHeader:
     """The header of the line-number program at `offset`. IndexError, ValueError or
     struct.error when it is damaged; ValueError for a version or a form it does not know."""
     length, = struct.unpack_from("<I", data, offset)
@@ -113,7 +113,7 @@ def _string(data, pos, form, fixed, strs, line_strs) -> str:
     raise ValueError(f"line table path form {form:#x}")
 
 
-def path(h: LineHeader, index: int, comp_dir: str) -> str | None:
+def file_path(h: LineHeader, index: int, comp_dir: str) -> str | None:
     """File `index` of the table as a path joined to its directory, and to the unit's
     DW_AT_comp_dir when relative; None when the table has no such file. File numbers count
     from 1 up to DWARF 4, from 0 in DWARF 5 (DWARF 5 section 6.2.4, item 20)."""

@@ -13,7 +13,7 @@ from __future__ import annotations
 import contextlib
 import os
 
-from weaklink.read.dwarf import lines
+from weaklink.read.dwarf.lines import LineHeader, file_path, read_header, sequences
 from weaklink.read.dwarf.structs import (DW_AT_abstract_origin, DW_AT_comp_dir,
                                          DW_AT_decl_file, DW_AT_decl_line, DW_AT_external,
                                          DW_AT_linkage_name, DW_AT_location, DW_AT_low_pc,
@@ -27,10 +27,10 @@ class Sources:
 
     def __init__(self, dwarf):
         self.dwarf = dwarf
-        self._lines: dict[int, lines.LineHeader | None] = {}
+        self._lines: dict[int, LineHeader | None] = {}
 
     # -- line-number programs -----------------------------------------------------------------
-    def line_table(self, cu: int) -> lines.LineHeader | None:
+    def line_table(self, cu: int) -> LineHeader | None:
         """The header of the unit's line-number program (DW_AT_stmt_list); None when the
         unit has none. DwarfError when it cannot be read."""
         if cu not in self._lines:
@@ -41,7 +41,7 @@ class Sources:
                 at = None if stmt is None else info.offset(unit, stmt)
             data = None if at is None else self.dwarf.section(".debug_line")
             with self._damage(at, "a line-number program header of DWARF 2 to 5"):
-                self._lines[cu] = None if data is None else lines.header(
+                self._lines[cu] = None if data is None else read_header(
                     data, at, info.strs, info.line_strs)
         return self._lines[cu]
 
@@ -53,7 +53,7 @@ class Sources:
             if table is not None:
                 with self._damage(table.program, "a line-number program that ends "
                                   "inside its section"):
-                    found = list(lines.sequences(table))
+                    found = list(sequences(table))
                 yield cu, table, found
 
     @contextlib.contextmanager
@@ -69,7 +69,7 @@ class Sources:
             return None
         with self.dwarf.damage(cu):
             comp_dir = self.dwarf.text(cu, self.dwarf.info.top(cu)[1].get(DW_AT_comp_dir))
-        return lines.path(table, index, comp_dir or "")
+        return file_path(table, index, comp_dir or "")
 
     def unit_file(self, offset: int, index: int) -> tuple[str, str] | None:
         """(file `index` of the line-number program of the unit at `offset`, the unit's own

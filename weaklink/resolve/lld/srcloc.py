@@ -20,7 +20,8 @@ from functools import cached_property
 import numpy as np
 
 from weaklink.read import elfstructs as S
-from weaklink.read.dwarf import DwarfError, dwarf_of, lines
+from weaklink.read.dwarf import DwarfError, dwarf_of
+from weaklink.read.dwarf.lines import LineHeader
 
 
 def file_line_message(path: str, line: int) -> str:
@@ -124,7 +125,7 @@ class SourceLocator:
         return out
 
 
-def _file_names(table: lines.LineHeader) -> dict[int, str]:
+def _file_names(table: LineHeader) -> dict[int, str]:
     """File index -> the name lld prints: absolute names as they are, names under an include
     directory joined with it, names under the compilation directory (index 0) bare."""
     version, dirs = table.version, table.dirs
