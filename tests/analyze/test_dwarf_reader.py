@@ -139,6 +139,32 @@ def test_answers_match_a_full_walk(image):
     assert callsite.from_dwarf(dwarf, "start") == []
 
 
+def test_call_sites_across_units(cross_toolchain, tmp_path):
+    """-flto: the call site sits in the link-time unit (`<artificial>`), its DW_AT_call_origin
+    is a DIE there whose DW_AT_abstract_origin (DW_FORM_ref_addr) is the declaration in the
+    caller's own unit, which holds the name."""
+    for name in ("call.c", "init.c"):
+        (tmp_path / name).write_text(UNITS[name])
+    flags = [*toolchain.CPU_FLAGS, "-gdwarf-5", "-O2", "-flto"]
+    for argv in ([*flags, "-c", "call.c"], [*flags, "-c", "init.c"],
+                 [*flags, "-nostdlib", "-e", "start", "call.o", "init.o", "-o", "t.elf"]):
+        done = toolchain.run("gcc", argv, cwd=tmp_path)
+        assert done.returncode == 0, done.stderr
+    want = []
+    with open(tmp_path / "t.elf", "rb") as fh:
+        for cu in ELFFile(fh).get_dwarf_info().iter_CUs():
+            for die in cu.iter_DIEs():
+                if die.tag == "DW_TAG_call_site" and "DW_AT_call_origin" in die.attributes:
+                    origin = die.get_DIE_from_attribute("DW_AT_call_origin")
+                    while "DW_AT_name" not in origin.attributes:
+                        origin = origin.get_DIE_from_attribute("DW_AT_abstract_origin")
+                    if origin.attributes["DW_AT_name"].value == b"ethosu_init":
+                        want.append(die.attributes["DW_AT_call_return_pc"].value - 4)
+    dwarf = Dwarf(ElfFile.from_path(tmp_path / "t.elf"))
+    assert dwarf.unit_names()[0] == "<artificial>" and want
+    assert [a.call_site for a in callsite.from_dwarf(dwarf, "ethosu_init")] == want
+
+
 def test_only_the_units_holding_the_name_are_walked(image):
     dwarf = Dwarf(ElfFile.from_path(image))
     starts = dwarf.info.unit_starts
