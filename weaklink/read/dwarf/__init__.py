@@ -208,26 +208,26 @@ class Dwarf:
         return list(self._sites[callee])
 
     def _read_call_sites(self, callee: str) -> list[CallSite]:
-        info, units, more = self.info, self._candidates(callee), set()
-        for cu in units:
-            for die in self._named_subprograms(cu, callee):
-                more.update(info.unit_of(hit) for hit in
-                            _find_all(info.info, die.to_bytes(4, "little")))
-        out = []
-        for cu in sorted(set(units) | more):
+        """Each candidate unit is walked once, for its call sites and for the subprograms
+        named `callee`; the units that hold such a subprogram's offset are walked after."""
+        info, found, named = self.info, {}, []
+        for cu in self._candidates(callee):
             with self.damage(cu):
-                out += self._call_sites(cu, callee)
-        return out
+                found[cu] = self._call_sites(cu, callee, named)
+        more = {info.unit_of(hit) for die in named
+                for hit in _find_all(info.info, die.to_bytes(4, "little"))}
+        for cu in sorted(more - found.keys()):
+            with self.damage(cu):
+                found[cu] = self._call_sites(cu, callee, [])
+        return [site for cu in sorted(found) for site in found[cu]]
 
-    def _named_subprograms(self, cu: int, name: str) -> list[int]:
-        with self.damage(cu):
-            return [start for start, tag, attrs, _ in self.info.dies(cu)
-                    if tag == DW_TAG_subprogram and self.text(cu, attrs.get(DW_AT_name)) == name]
-
-    def _call_sites(self, cu: int, callee: str) -> list[CallSite]:
+    def _call_sites(self, cu: int, callee: str, named: list[int]) -> list[CallSite]:
+        """The unit's call sites of `callee`; its subprograms named `callee` go to `named`."""
         info, sites = self.info, {}
         for start, tag, attrs, parent in info.dies(cu):
-            if tag in (DW_TAG_call_site, DW_TAG_GNU_call_site):
+            if tag == DW_TAG_subprogram and self.text(cu, attrs.get(DW_AT_name)) == callee:
+                named.append(start)
+            elif tag in (DW_TAG_call_site, DW_TAG_GNU_call_site):
                 origin = attrs.get(DW_AT_call_origin)
                 if origin is None or self._origin_name(cu, origin) != callee:
                     continue
