@@ -131,11 +131,6 @@ class Addresses:
             yield low, (self.info.address(unit, high) if high[0] == DW_FORM_addr
                         else low + (self.info.constant(high) or 0))
 
-    def _offset(self, unit, attr) -> int | None:
-        if attr[0] == DW_FORM_sec_offset:
-            return int.from_bytes(self.info.info[attr[1]:attr[1] + unit.offset_size], "little")
-        return self.info.constant(attr)
-
     # -- variables ----------------------------------------------------------------------------
     def variable_cus(self, address: int) -> list[int]:
         """Units holding `05 03 <address>` as the location of a DW_TAG_variable, found at
