@@ -1,17 +1,20 @@
 """Benchmark `weaklink analyze` on a large image with newlib and libstdc++ DWARF, without a map.
 
 Run: python benchmarks/bench_analyze_dwarf.py [--pool-mb N] [--repeat K] [--app-debug]
-     [--iostream]
+     [--iostream] [--elf FIRMWARE.elf]
 
 What is measured: the time and peak memory of `analyze` on an image like the real ExecuTorch
 runner (tens of megabytes of PROGBITS pools in DDR, about a thousand symbols, C++ with vtables
 and inline methods, newlib and libstdc++ linked in with their DWARF). With --app-debug the
 application is built with -g too (a debug build); without it only the libraries carry DWARF
 (a Release build). defined_in is attributed from DWARF for every symbol, so the phases that
-read DWARF (.debug_aranges, the DW_OP_addr index, the unit walks) are what this watches.
+read DWARF (.debug_aranges, the DW_OP_addr index, the unit walks, the line-table headers of
+the C++ header evidence) are what this watches. `arm-none-eabi-nm -S -C` runs on the same
+image in the same run, and the ratio is printed (the issue's yardstick for analyze).
 
-Needs libstdc++-arm-none-eabi-newlib (the C++ library and headers for arm-none-eabi), which
-CI does not install: this is a benchmark, not a test. The image is cached under .cache/.
+Building the image needs libstdc++-arm-none-eabi-newlib (the C++ library and headers for
+arm-none-eabi), which CI does not install: this is a benchmark, not a test. The image is
+cached under .cache/. --elf measures a -g image of your own instead (a real build).
 Each run is a fresh Python process running `weaklink analyze --json` (start-up included);
 peak memory is that process's ru_maxrss.
 """
@@ -166,6 +169,17 @@ def run_once(elf: Path) -> tuple[float, int]:
     return took, int(done.stderr.strip().splitlines()[-1])
 
 
+def nm_time(elf: Path, repeat: int) -> float:
+    """Best wall time of `nm -S -C` on the image."""
+    argv = [toolchain.tool("nm"), "-S", "-C", str(elf)]
+    best = float("inf")
+    for _ in range(repeat):
+        start = time.perf_counter()
+        subprocess.run(argv, stdout=subprocess.DEVNULL, check=True)
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--pool-mb", type=int, default=64)
@@ -173,17 +187,21 @@ def main() -> None:
     ap.add_argument("--app-debug", action="store_true", help="build the application with -g")
     ap.add_argument("--iostream", action="store_true",
                     help="use <iostream>: libstdc++'s locale machinery and its DWARF come along")
+    ap.add_argument("--elf", type=Path, help="a -g image of your own instead of the built one")
     args = ap.parse_args()
-    elf = build(args.pool_mb, args.app_debug, args.iostream)
+    elf = args.elf or build(args.pool_mb, args.app_debug, args.iostream)
     from weaklink.read.image import Image
     image = Image.from_path(elf)
     info = image.elf.find_section(".debug_info")
+    debug = image.elf.shdrs[info].sh_size / 2**20 if info is not None else 0
     print(f"{elf}: {elf.stat().st_size / 2**20:.1f} MiB, {len(image.defined_globals)} global "
-          f"symbols, .debug_info {image.elf.shdrs[info].sh_size / 2**20:.1f} MiB")
+          f"symbols, .debug_info {debug:.1f} MiB")
     runs = [run_once(elf) for _ in range(args.repeat)]
     best = min(t for t, _ in runs)
+    nm = nm_time(elf, args.repeat)
     print(f"analyze --json: best {best:.3f} s of {args.repeat}, "
-          f"peak RSS {max(m for _, m in runs) / 1024:.0f} MiB")
+          f"peak RSS {max(m for _, m in runs) / 1024:.0f} MiB; nm -S -C {nm:.3f} s; "
+          f"ratio {best / nm:.2f}x")
 
 
 if __name__ == "__main__":

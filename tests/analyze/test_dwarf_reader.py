@@ -10,15 +10,20 @@ at -O2), one defines the init function. Short names ("q") are DW_FORM_string, lo
 from __future__ import annotations
 
 import random
+import subprocess
+import sys
 
 import pytest
 from elftools.elf.elffile import ELFFile
 
 from weaklink import toolchain
+from weaklink.analyze.attribution import Attribution
 from weaklink.bind import callsite
 from weaklink.errors import InputError
 from weaklink.read.dwarf import Dwarf, DwarfError
+from weaklink.read.dwarf.forms import constant
 from weaklink.read.elf import ElfFile
+from weaklink.read.image import Image
 from weaklink.report.sourceloc import locate
 
 UNITS = {
@@ -49,7 +54,9 @@ __attribute__((noinline)) int ethosu_init(void *drv, const void *base, const voi
 NAMES = ["tensor_arena", "scratch", "q", "fast_pointer", "arena", "drv", "ethosu_init", "nope"]
 
 
-@pytest.fixture(scope="module", params=["-gdwarf-5", "-gdwarf-4"])
+# the DWARF versions GCC 12 writes, the 64-bit format, and sections ld compresses with zlib
+@pytest.fixture(scope="module", params=["-gdwarf-5", "-gdwarf-4", "-gdwarf-5 -gdwarf64",
+                                        "-gdwarf-5 --compress-debug-sections=zlib"])
 def image(cross_toolchain, tmp_path_factory, request):
     tmp = tmp_path_factory.mktemp("dwarf")
     objs = []
@@ -58,11 +65,13 @@ def image(cross_toolchain, tmp_path_factory, request):
         obj = name.replace(".c", ".o")
         # the build directory mapped to one name: the string table, and so the offsets the
         # name search looks for, do not depend on where pytest builds
-        done = toolchain.run("gcc", [*toolchain.CPU_FLAGS, request.param, "-O2", "-c", name,
+        flags = [f for f in request.param.split() if not f.startswith("--")]
+        done = toolchain.run("gcc", [*toolchain.CPU_FLAGS, *flags, "-O2", "-c", name,
                                      f"-fdebug-prefix-map={tmp}=/src", "-o", obj], cwd=tmp)
         assert done.returncode == 0, done.stderr
         objs.append(obj)
-    done = toolchain.run("ld", ["-e", "start", *objs, "-o", "t.elf"], cwd=tmp)
+    link = [f for f in request.param.split() if f.startswith("--")]
+    done = toolchain.run("ld", ["-e", "start", *link, *objs, "-o", "t.elf"], cwd=tmp)
     assert done.returncode == 0, done.stderr
     return tmp / "t.elf"
 
@@ -92,10 +101,24 @@ def _pyelftools_walk(path):
                         loc, val = p.attributes.get("DW_AT_location"), p.attributes.get(
                             "DW_AT_call_value")
                         if loc is not None and val is not None and len(loc.value) == 1:
-                            regs[loc.value[0] - 0x50] = callsite.dwarf_constant(bytes(val.value))
+                            regs[loc.value[0] - 0x50] = constant(bytes(val.value))
                     pc = die.attributes["DW_AT_call_return_pc"].value - 4
                     calls.setdefault(name, []).append((pc, regs))
     return units, mentions, calls
+
+
+@pytest.mark.parametrize("expr,value", [
+    (bytes([0x03, 0, 0, 0, 0x31]), 0x31000000),        # DW_OP_addr
+    (bytes([0x48, 0x3E, 0x24]), 0x60000),               # lit24 lit14 shl
+    (bytes([0x10, 0x80, 0x80, 0x01]), 0x4000),          # constu 16384
+    (bytes([0x30]), 0),                                  # lit0
+    (bytes([0x74, 0x70]), None),                         # breg4 -16: machine state
+    (bytes([0x03, 0x00]), None),                         # truncated
+    (bytes([0x31, 0x10, 0xFF, 0xFF, 0xFF, 0xFF, 0x0F, 0x24]), 0),   # 1 << 0xFFFFFFFF: no bit
+])
+def test_constant_expressions(expr, value):
+    """The values call sites pass (DW_AT_call_value), as weaklink.bind.callsite reads them."""
+    assert constant(expr) == value
 
 
 def test_answers_match_a_full_walk(image):
@@ -116,9 +139,35 @@ def test_answers_match_a_full_walk(image):
     assert callsite.from_dwarf(dwarf, "start") == []
 
 
+def test_call_sites_across_units(cross_toolchain, tmp_path):
+    """-flto: the call site sits in the link-time unit (`<artificial>`), its DW_AT_call_origin
+    is a DIE there whose DW_AT_abstract_origin (DW_FORM_ref_addr) is the declaration in the
+    caller's own unit, which holds the name."""
+    for name in ("call.c", "init.c"):
+        (tmp_path / name).write_text(UNITS[name])
+    flags = [*toolchain.CPU_FLAGS, "-gdwarf-5", "-O2", "-flto"]
+    for argv in ([*flags, "-c", "call.c"], [*flags, "-c", "init.c"],
+                 [*flags, "-nostdlib", "-e", "start", "call.o", "init.o", "-o", "t.elf"]):
+        done = toolchain.run("gcc", argv, cwd=tmp_path)
+        assert done.returncode == 0, done.stderr
+    want = []
+    with open(tmp_path / "t.elf", "rb") as fh:
+        for cu in ELFFile(fh).get_dwarf_info().iter_CUs():
+            for die in cu.iter_DIEs():
+                if die.tag == "DW_TAG_call_site" and "DW_AT_call_origin" in die.attributes:
+                    origin = die.get_DIE_from_attribute("DW_AT_call_origin")
+                    while "DW_AT_name" not in origin.attributes:
+                        origin = origin.get_DIE_from_attribute("DW_AT_abstract_origin")
+                    if origin.attributes["DW_AT_name"].value == b"ethosu_init":
+                        want.append(die.attributes["DW_AT_call_return_pc"].value - 4)
+    dwarf = Dwarf(ElfFile.from_path(tmp_path / "t.elf"))
+    assert dwarf.unit_names()[0] == "<artificial>" and want
+    assert [a.call_site for a in callsite.from_dwarf(dwarf, "ethosu_init")] == want
+
+
 def test_only_the_units_holding_the_name_are_walked(image):
     dwarf = Dwarf(ElfFile.from_path(image))
-    starts = dwarf.units.unit_starts
+    starts = dwarf.info.unit_starts
     # a superset by design: a unit whose bytes hold the string's offset by chance is walked
     # too; the unit that defines the name always is, and a name no unit holds walks none
     candidates = dwarf._candidates("tensor_arena")
@@ -130,6 +179,31 @@ def test_source_lines(image):
     where = locate(str(image), ["tensor_arena", "ethosu_init", "start"])
     assert {k: (v.file.rsplit("/", 1)[-1], v.line) for k, v in where.items()} == {
         "tensor_arena": ("data.c", 1), "ethosu_init": ("init.c", 3), "start": ("call.c", 5)}
+
+
+def test_no_pyelftools(image):
+    """Every DWARF question is answered from the bytes: where pyelftools cannot be imported,
+    the answers are the same."""
+    code = ("import sys; sys.modules['elftools'] = None\n"
+            "from weaklink.analyze.attribution import Attribution\n"
+            "from weaklink.bind import callsite\n"
+            "from weaklink.read.dwarf import dwarf_of\n"
+            "from weaklink.read.image import Image\n"
+            "from weaklink.report.sourceloc import locate\n"
+            "image = Image.from_path(sys.argv[1]); dwarf = dwarf_of(image.elf)\n"
+            "init = image.lookup('ethosu_init')[0]\n"
+            "print(repr((dwarf.unit_names(), [dwarf.variable_units(n) for n in sys.argv[2:]],\n"
+            "            callsite.from_dwarf(dwarf, 'ethosu_init'), locate(sys.argv[1], sys.argv[2:]),\n"
+            "            Attribution(image).defined_in(init))))")
+    done = subprocess.run([sys.executable, "-c", code, str(image), *NAMES], capture_output=True,
+                          text=True)
+    assert done.returncode == 0, done.stderr
+    image_ = Image.from_path(image)
+    dwarf = Dwarf(image_.elf)
+    want = (dwarf.unit_names(), [dwarf.variable_units(n) for n in NAMES],
+            callsite.from_dwarf(dwarf, "ethosu_init"), locate(str(image), NAMES),
+            Attribution(image_).defined_in(image_.lookup("ethosu_init")[0]))
+    assert done.stdout.strip() == repr(want) and "init.c" in done.stdout
 
 
 def _section_range(elf: ElfFile, name: str) -> range:

@@ -117,6 +117,7 @@ def test_u55_regions_from_board(firmware):
 
 def test_attribution_dwarf_and_map_agree_on_fixture(firmware):
     from weaklink.analyze.attribution import Attribution
+    from weaklink.read.dwarf import dwarf_of
     from weaklink.read.image import Image
     from weaklink.read.ldmap import parse_map
 
@@ -134,8 +135,10 @@ def test_attribution_dwarf_and_map_agree_on_fixture(firmware):
     funcs = [image.symbol(int(i)) for i in image.defined_globals.index
              if image.symbol(int(i)).type_name == "func"]
     assert funcs
+    where = dwarf_of(image.elf).addresses
     for f in funcs:    # .debug_aranges and the CUs' DW_AT_ranges tell the same story
-        assert dwarf._function_unit(f.address) == dwarf._unit_by_pc(f.address), f.name
+        cu = where.function_cu(f.address)
+        assert cu is not None and cu == where.unit_by_pc(f.address), f.name
 
 
 def test_query_by_demangled_cxx_name(firmware):
@@ -147,6 +150,32 @@ def test_query_by_demangled_cxx_name(firmware):
     assert q.points_to.region == "SRAM" and q.defined_in.endswith("fast_scratch.cpp")
 
 
+def _scope_variables(path) -> dict[int, str]:
+    """DW_OP_addr address -> unit name of every variable defined at unit, namespace or class
+    scope, by pyelftools walking every DIE of every unit."""
+    import io
+
+    from elftools.elf.elffile import ELFFile
+
+    def scope(die):
+        for child in die.iter_children():
+            if child.tag == "DW_TAG_variable":
+                yield child
+            elif child.tag in ("DW_TAG_namespace", "DW_TAG_structure_type", "DW_TAG_class_type"):
+                yield from scope(child)
+
+    out = {}
+    for cu in ELFFile(io.BytesIO(path.read_bytes())).get_dwarf_info().iter_CUs():
+        top = cu.get_top_DIE()
+        for die in scope(top):
+            loc = die.attributes.get("DW_AT_location")
+            if loc is not None and isinstance(loc.value, list) and len(loc.value) == 5 \
+                    and loc.value[0] == 0x03:                     # DW_OP_addr
+                out.setdefault(int.from_bytes(bytes(loc.value[1:]), "little"),
+                               top.attributes["DW_AT_name"].value.decode())
+    return out
+
+
 def test_variable_attribution_byte_search_matches_die_walk(firmware):
     from weaklink.analyze.attribution import Attribution
     from weaklink.read.image import Image
@@ -154,15 +183,16 @@ def test_variable_attribution_byte_search_matches_die_walk(firmware):
     for variant in ("weak-near-miss-u85", "weak-example-u55"):
         image = Image.from_path(firmware[variant].elf)
         a = Attribution(image)
+        truth = _scope_variables(firmware[variant].elf)
         objects = [image.symbol(int(i)) for i in image.defined_globals.index]
         objects = [s for s in objects if s.type_name == "object"]
         assert objects
         for s in objects:       # the fast path against pyelftools walking every DIE
-            got = a._variable_unit(s.address, s.binding)
+            got = a.defined_in(s)
             if s.address in a.ambiguous:      # a weak default and its override: no answer
                 assert got is None
             else:
-                assert got == a._variables.get(s.address), s.name
+                assert got == truth.get(s.address), s.name
         assert len(a.ambiguous) < len(objects)
 
 

@@ -16,6 +16,7 @@ from weaklink import toolchain
 from weaklink.analyze import analyze
 from weaklink.analyze import regions as R
 from weaklink.analyze.render import render
+from weaklink.read.dwarf import dwarf_of
 from weaklink.read.image import Image
 
 SCRIPT = """
@@ -141,9 +142,10 @@ def test_a_call_site_is_not_a_definition(image):
     img = Image.from_path(image)
     a = Attribution(img)
     drv = img.lookup("drv")[0]
-    hits = a._location_hits(drv.address)
+    dwarf = dwarf_of(img.elf)
+    hits = dwarf.addresses.location_hits(drv.address)
     assert len(hits) == 2
-    assert sorted(a._unit_names.variable_at(h) for h in hits) == [False, True]
+    assert sorted(dwarf.scans.variable_at(h) for h in hits) == [False, True]
     assert a.defined_in(drv) == "app.c"
     shared = img.lookup("shared_flag")[0]          # plain.c has no DWARF: no unit
     assert a.defined_in(shared) is None

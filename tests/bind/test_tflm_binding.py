@@ -7,7 +7,6 @@ import pytest
 
 from weaklink.demo.fixtures import tflm as fixtures_tflm
 from weaklink.bind import load_binding, resolve_tables
-from weaklink.bind.callsite import dwarf_constant
 from weaklink.errors import InputError
 from weaklink.read.elf import ElfFile
 
@@ -33,18 +32,6 @@ def test_bad_tflm_keys_name_the_key(tmp_path, text, key):
     with pytest.raises(InputError) as err:
         load_binding(path)
     assert key in str(err.value) and str(path) in str(err.value)
-
-
-@pytest.mark.parametrize("expr,value", [
-    (bytes([0x03, 0, 0, 0, 0x31]), 0x31000000),        # DW_OP_addr
-    (bytes([0x48, 0x3E, 0x24]), 0x60000),               # lit24 lit14 shl
-    (bytes([0x10, 0x80, 0x80, 0x01]), 0x4000),          # constu 16384
-    (bytes([0x30]), 0),                                  # lit0
-    (bytes([0x74, 0x70]), None),                         # breg4 -16: machine state
-    (bytes([0x03, 0x00]), None),                         # truncated
-])
-def test_dwarf_constant(expr, value):
-    assert dwarf_constant(expr) == value
 
 
 @pytest.fixture(scope="module")

@@ -67,7 +67,7 @@ class FunctionFacts(namedtuple("FunctionFacts", "declared_inline member in_class
     """What DWARF says of a function definition: declared inline (DW_AT_inline 2 or 3 on it
     or its abstract origin), a class member (DW_AT_object_pointer, or declared in a class),
     defined where declared (a specification without DW_AT_decl_* of its own: for a member,
-    in its class body). weaklink.read.dwarfunits.function_facts reads them; whether the body
+    in its class body). weaklink.read.dwarf.scan reads them; whether the body
     is written in a header is asked separately (`function_in_header`: it costs a
     line-program header)."""
 

@@ -29,7 +29,6 @@ from weaklink.bind.origins import ARGUMENT_MARK, RETURNED, Trace
 from weaklink.read import elfstructs as S
 from weaklink.read import thumb
 from weaklink.read.dwarf import Dwarf
-from weaklink.read.dwarfforms import uleb
 
 FAST_MEMORY_REG, FAST_MEMORY_SIZE_REG = 2, 3
 
@@ -43,53 +42,11 @@ class ArgValues:
 
 
 # -- DWARF ------------------------------------------------------------------------------------
-DW_OP_addr, DW_OP_const1u, DW_OP_const2u, DW_OP_const4u = 0x03, 0x08, 0x0A, 0x0C
-DW_OP_constu, DW_OP_plus, DW_OP_shl, DW_OP_or, DW_OP_mul = 0x10, 0x22, 0x24, 0x21, 0x1E
-DW_OP_lit0, DW_OP_lit31, DW_OP_reg0, DW_OP_reg31 = 0x30, 0x4F, 0x50, 0x6F
-BINARY = {DW_OP_plus: int.__add__, DW_OP_shl: int.__lshift__, DW_OP_or: int.__or__,
-          DW_OP_mul: int.__mul__}
-
-
-def dwarf_constant(expr: bytes) -> int | None:
-    """The value of a constant DWARF expression (addresses, literals, simple arithmetic);
-    None for anything that depends on the machine state."""
-    stack, pos = [], 0
-    fixed = {DW_OP_addr: "<I", DW_OP_const1u: "<B", DW_OP_const2u: "<H", DW_OP_const4u: "<I"}
-    try:
-        while pos < len(expr):
-            op = expr[pos]
-            pos += 1
-            if op in fixed:
-                size = struct.calcsize(fixed[op])
-                stack.append(struct.unpack_from(fixed[op], expr, pos)[0])
-                pos += size
-            elif op == DW_OP_constu:
-                value, pos = uleb(expr, pos)
-                stack.append(value)
-            elif DW_OP_lit0 <= op <= DW_OP_lit31:
-                stack.append(op - DW_OP_lit0)
-            elif op in BINARY and len(stack) >= 2:
-                b, a = stack.pop(), stack.pop()
-                stack.append(BINARY[op](a, b) & 0xFFFFFFFF)
-            else:
-                return None
-    except (struct.error, IndexError):        # a truncated operand
-        return None
-    return stack[-1] if len(stack) == 1 else None
-
-
 def from_dwarf(dwarf: Dwarf, callee: str) -> list[ArgValues]:
     """The register arguments of every call site of `callee` that DWARF describes (the units
     that name it, see weaklink.read.dwarf); corrupt DWARF is one InputError (DwarfError)."""
-    out = []
-    for site in dwarf.call_sites(callee):
-        values = {}
-        for op, expr in site.values.items():
-            reg, value = op - DW_OP_reg0, dwarf_constant(expr)
-            if 0 <= reg <= DW_OP_reg31 - DW_OP_reg0 and value is not None:
-                values[reg] = value
-        out.append(ArgValues(site.call_pc, values, "dwarf call site"))
-    return out
+    return [ArgValues(site.call_pc, {reg: v for reg, v in site.values.items() if v is not None},
+                      "dwarf call site") for site in dwarf.call_sites(callee)]
 
 
 # -- Thumb code -------------------------------------------------------------------------------

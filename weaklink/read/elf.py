@@ -9,7 +9,6 @@ symbol.
 """
 from __future__ import annotations
 
-import io
 import os
 import struct
 from collections import namedtuple
@@ -50,11 +49,6 @@ class ElfFile:
     @classmethod
     def from_path(cls, path: str | os.PathLike, *, machine: int | None = S.EM_ARM) -> "ElfFile":
         return cls(_contents(path), str(path), machine=machine)
-
-    def stream(self) -> io.BufferedIOBase:
-        """The file as a readable, seekable stream (for pyelftools), whatever holds it: bytes,
-        or the read-only map of a large file, which is read in place, never copied whole."""
-        return buffer_stream(self.data)
 
     # -- header and tables -------------------------------------------------------------------
     def _fail(self, what: str, offset: int | None = None):
@@ -269,46 +263,6 @@ class ElfFile:
             x = shndx == S.SHN_XINDEX
             shndx[x] = ext[: len(shndx)][x]
         return shndx
-
-
-class _BufferReader(io.RawIOBase):
-    """A raw stream over any buffer (bytes, mmap, memoryview) with a position of its own, so
-    several readers of one mapped file never move each other's place."""
-
-    def __init__(self, data):
-        self._view = memoryview(data).cast("B")
-        self._pos = 0
-
-    def readable(self) -> bool:
-        return True
-
-    def seekable(self) -> bool:
-        return True
-
-    def readinto(self, buffer) -> int:
-        chunk = self._view[self._pos:self._pos + len(buffer)]
-        n = len(chunk)
-        memoryview(buffer).cast("B")[:n] = chunk
-        self._pos += n
-        return n
-
-    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
-        base = {io.SEEK_SET: 0, io.SEEK_CUR: self._pos, io.SEEK_END: len(self._view)}[whence]
-        if base + offset < 0:
-            raise ValueError(f"negative seek position {base + offset}")
-        self._pos = base + offset
-        return self._pos
-
-    def tell(self) -> int:
-        return self._pos
-
-
-def buffer_stream(data) -> io.BufferedIOBase:
-    """A stream over ELF bytes: BytesIO for bytes (which it shares, not copies), else a
-    buffered reader over the buffer in place (a mapped image of tens of MB is not copied)."""
-    if isinstance(data, bytes):
-        return io.BytesIO(data)
-    return io.BufferedReader(_BufferReader(data), 1 << 16)
 
 
 def _contents(path: str | os.PathLike):

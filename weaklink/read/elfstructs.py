@@ -27,6 +27,9 @@ SHT_ARM_EXIDX, SHT_ARM_ATTRIBUTES = 0x70000001, 0x70000003
 SHF_WRITE, SHF_ALLOC, SHF_EXECINSTR, SHF_GROUP = 0x1, 0x2, 0x4, 0x200
 SHF_LINK_ORDER, SHF_GNU_RETAIN, SHF_EXCLUDE = 0x80, 0x200000, 0x80000000
 GRP_COMDAT = 0x1
+# A compressed section (gABI): an Elf32_Chdr (ch_type, ch_size, ch_addralign: u32 each), then
+# the compressed bytes.
+SHF_COMPRESSED, ELFCOMPRESS_ZLIB, CHDR_SIZE = 0x800, 1, 12
 
 # Symbol binding (st_info >> 4) and type (st_info & 0xf).
 STB_LOCAL, STB_GLOBAL, STB_WEAK = 0, 1, 2

@@ -3,7 +3,7 @@ results name.
 
 The defining compilation unit comes from weaklink.analyze.attribution (.debug_aranges for a
 function, the DW_OP_addr bytes for a variable); only that unit's DIEs are walked
-(weaklink.read.dwarf.Dwarf.declared_at): the DIE that defines the symbol gives the file and
+(weaklink.read.dwarf.sources.declared_at): the DIE that defines the symbol gives the file and
 line of its declaration.
 """
 from __future__ import annotations
@@ -45,5 +45,5 @@ def _locate(attribution: Attribution, sym) -> SourceLocation | None:
     offset = attribution.unit_offset(sym)
     if offset is None:
         return None
-    hit = attribution.dwarf.declared_at(offset, sym.address, sym.type == S.STT_FUNC)
+    hit = attribution.dwarf.sources.declared_at(offset, sym.address, sym.type == S.STT_FUNC)
     return None if hit is None else SourceLocation(*hit)

@@ -21,8 +21,7 @@ import numpy as np
 
 from weaklink.read import elfstructs as S
 from weaklink.read.dwarf import DwarfError, dwarf_of
-
-DW_LNE_set_address = 2
+from weaklink.read.dwarf.lines import LineHeader
 
 
 def file_line_message(path: str, line: int) -> str:
@@ -60,10 +59,7 @@ class SourceLocator:
     def _dwarf(self):
         if self.obj.elf.find_section(".debug_line") is None:
             return None
-        try:
-            return dwarf_of(self.obj.elf).pyelftools(relocate=False)
-        except DwarfError:          # unreadable DWARF: lld would fall back too
-            return None
+        return dwarf_of(self.obj.elf)
 
     def _sequence_sections(self) -> list[int]:
         """Section index of each DW_LNE_set_address, in order."""
@@ -84,38 +80,23 @@ class SourceLocator:
     def _rows(self) -> dict[int, list]:
         """Section -> sequences [(addresses, rows [(line, path)], end address)]."""
         out: dict[int, list] = {}
-        dwarf = self._dwarf
-        if dwarf is None:
+        if self._dwarf is None:
             return out
         sections = iter(self._sequence_sections())
         try:
-            with dwarf_of(self.obj.elf).guard():
-                self._read_rows(dwarf, sections, out)
+            for _, table, found in self._dwarf.sources.line_sequences():
+                names = _file_names(table)
+                for seq in found:
+                    section = None
+                    for _ in range(seq.set_addresses):
+                        section = next(sections, None)
+                    if section is not None:
+                        out.setdefault(section, []).append(
+                            ([a for a, _, _ in seq.rows],
+                             [(line, names.get(f)) for _, f, line in seq.rows], seq.end))
         except DwarfError:          # unreadable DWARF: the rows read so far
             pass
         return out
-
-    @staticmethod
-    def _read_rows(dwarf, sections, out: dict) -> None:
-        for cu in dwarf.iter_CUs():
-            lp = dwarf.line_program_for_CU(cu)
-            if lp is None:
-                continue
-            names = _file_names(lp)
-            section, addrs, rows = None, [], []
-            for entry in lp.get_entries():
-                if entry.is_extended and entry.command == DW_LNE_set_address:
-                    section = next(sections, None)
-                st = entry.state
-                if st is None:
-                    continue
-                if st.end_sequence:
-                    if section is not None:
-                        out.setdefault(section, []).append((addrs, rows, st.address))
-                    section, addrs, rows = None, [], []
-                    continue
-                addrs.append(st.address)
-                rows.append((st.line, names.get(st.file)))
 
     def _line(self, shndx: int, offset: int):
         for addrs, rows, end in self._rows.get(shndx, ()):
@@ -126,45 +107,30 @@ class SourceLocator:
 
     @cached_property
     def _variables(self) -> dict[str, tuple[str, int]]:
-        dwarf, out = self._dwarf, {}
-        if dwarf is None:
+        """A global variable's name -> (file, line) of its DW_AT_decl_file, DW_AT_decl_line."""
+        out: dict[str, tuple[str, int]] = {}
+        if self._dwarf is None:
             return out
+        names: dict[int, dict[int, str]] = {}
         try:
-            with dwarf_of(self.obj.elf).guard():
-                for cu in dwarf.iter_CUs():
-                    self._read_variables(dwarf, cu, out)
+            for name, cu, file, line in self._dwarf.sources.external_variables():
+                if cu not in names:
+                    table = self._dwarf.sources.line_table(cu)
+                    names[cu] = _file_names(table) if table is not None else {}
+                path = names[cu].get(file or 0)
+                if path and name:
+                    out.setdefault(name, (path, int(line or 0)))
         except DwarfError:          # unreadable DWARF: the variables read so far
             pass
         return out
 
-    @staticmethod
-    def _read_variables(dwarf, cu, out: dict) -> None:
-        lp = dwarf.line_program_for_CU(cu)
-        names = _file_names(lp) if lp is not None else {}
-        for die in cu.iter_DIEs():
-            if die.tag != "DW_TAG_variable" or not _attr(die, "DW_AT_external"):
-                continue
-            path = names.get(_attr(die, "DW_AT_decl_file") or 0)
-            name = _attr(die, "DW_AT_linkage_name") or _attr(die, "DW_AT_name")
-            if path and name:
-                name = name.decode() if isinstance(name, bytes) else str(name)
-                out.setdefault(name, (path, int(_attr(die, "DW_AT_decl_line") or 0)))
 
-
-def _attr(die, key):
-    a = die.attributes.get(key)
-    return None if a is None else a.value
-
-
-def _file_names(lp) -> dict[int, str]:
+def _file_names(table: LineHeader) -> dict[int, str]:
     """File index -> the name lld prints: absolute names as they are, names under an include
     directory joined with it, names under the compilation directory (index 0) bare."""
-    version = lp.header["version"]
-    dirs = [d.decode() if isinstance(d, bytes) else d for d in lp.header["include_directory"]]
+    version, dirs = table.version, table.dirs
     out = {}
-    for i, fe in enumerate(lp.header["file_entry"], 0 if version >= 5 else 1):
-        name = fe.name.decode() if isinstance(fe.name, bytes) else fe.name
-        d = fe.dir_index
+    for i, (name, d) in enumerate(table.files, 0 if version >= 5 else 1):
         base = dirs[d - 1] if version < 5 and 0 < d <= len(dirs) else (
             dirs[d] if version >= 5 and 0 < d < len(dirs) else "")
         out[i] = name if os.path.isabs(name) or not base else f"{base}/{name}"

@@ -1,37 +1,27 @@
-"""DWARF forms and abbreviation tables, as the direct .debug_info reader
-(weaklink.read.dwarfunits) needs them: which forms have a fixed size, where a value ends,
-and each unit's abbreviations (code -> tag, children, attribute specs), read lazily.
+"""DWARF encodings: LEB128 numbers, where a form's value ends, abbreviation tables (code ->
+tag, children, attribute specs, read lazily), and the value of a constant expression.
 
-DWARF 2 to 5, 32-bit format (DWARF 5, section 7.5.5 and 7.5.6).
+DWARF 2 to 5, 32- and 64-bit formats (DWARF 5, sections 7.5.5, 7.5.6 and 7.7.1).
 """
 from __future__ import annotations
 
+import functools
 import re
 from collections import namedtuple
 
-# DW_FORM_* with a fixed size in the DIE (offsets and references: 32-bit format).
-FIXED = {
-    0x05: 2, 0x06: 4, 0x07: 8, 0x0B: 1, 0x0C: 1, 0x0E: 4, 0x11: 1, 0x12: 2, 0x13: 4,
-    0x14: 8, 0x17: 4, 0x19: 0, 0x1C: 4, 0x1D: 4, 0x1E: 16, 0x1F: 4, 0x20: 8, 0x21: 0,
-    0x25: 1, 0x26: 2, 0x27: 3, 0x28: 4, 0x29: 1, 0x2A: 2, 0x2B: 3, 0x2C: 4,
-}
-LEB_FORMS = {0x0D, 0x0F, 0x15, 0x1A, 0x1B, 0x22, 0x23}     # sdata, udata, ref_udata, strx...
-BLOCKS = {0x03: 2, 0x04: 4, 0x09: None, 0x0A: 1, 0x18: None}  # length size; None: ULEB
-DW_FORM_addr, DW_FORM_string, DW_FORM_ref_addr = 0x01, 0x08, 0x10
-DW_FORM_strp, DW_FORM_line_strp, DW_FORM_implicit_const = 0x0E, 0x1F, 0x21
-DW_FORM_block1, DW_FORM_exprloc = 0x0A, 0x18
-UNIT_REFS = {0x11: 1, 0x12: 2, 0x13: 4, 0x14: 8}          # ref1..ref8: unit-relative
-DW_FORM_ref4 = 0x13
-DW_FORM_ref_udata = 0x15
-CONSTANTS = {0x0B: 1, 0x05: 2, 0x06: 4, 0x07: 8, 0x0C: 1}  # data1..data8, flag
-DW_FORM_udata, DW_FORM_flag_present = 0x0F, 0x19
+from weaklink.read.dwarf.structs import (BLOCKS, FIXED32, FIXED64, LEB_FORMS, DW_AT_sibling,
+                                         DW_FORM_addr, DW_FORM_implicit_const,
+                                         DW_FORM_indirect, DW_FORM_ref_addr, DW_FORM_string,
+                                         DW_OP_addr, DW_OP_const1u, DW_OP_const2u,
+                                         DW_OP_const4u, DW_OP_constu, DW_OP_lit0,
+                                         DW_OP_lit31, DW_OP_mul, DW_OP_or, DW_OP_plus,
+                                         DW_OP_shl)
 
 # spec: ((attr, form, implicit), ...); size: the bytes of a DIE's attributes when every form
 # has a fixed size, else None; sibling: (offset in the DIE, form) of DW_AT_sibling when the
 # attributes before it have fixed sizes, else None (the walk skips on these without parsing);
 # attrs: the attribute codes of spec, as a set
 Abbrev = namedtuple("Abbrev", "tag children spec size sibling attrs")
-DW_AT_sibling = 0x01
 
 
 def uleb(data: bytes, pos: int) -> tuple[int, int]:
@@ -56,15 +46,19 @@ def sleb(data: bytes, pos: int) -> tuple[int, int]:
             return (value - (1 << shift) if byte & 0x40 else value), pos
 
 
-def skip(info: bytes, form: int, pos: int, address_size: int, version: int) -> int | None:
-    """Where the value of `form` at `pos` ends; None for DW_FORM_indirect or an unknown
-    form."""
-    if form in FIXED:
-        return pos + FIXED[form]
-    if form == DW_FORM_addr:
-        return pos + address_size
-    if form == DW_FORM_ref_addr:
-        return pos + (address_size if version == 2 else 4)
+@functools.cache
+def sizes(address_size: int, version: int, offset_size: int) -> dict[int, int]:
+    """form -> the size of its value in a unit, for the forms whose size does not depend on
+    the value: DW_FORM_ref_addr is an address in DWARF 2, an offset from DWARF 3 on."""
+    return {**(FIXED64 if offset_size == 8 else FIXED32), DW_FORM_addr: address_size,
+            DW_FORM_ref_addr: address_size if version == 2 else offset_size}
+
+
+def skip(info: bytes, form: int, pos: int, fixed: dict[int, int]) -> int | None:
+    """Where the value of `form` at `pos` ends (`fixed`: the unit's `sizes`); None for
+    DW_FORM_indirect (the caller reads the form first) or an unknown form."""
+    if form in fixed:
+        return pos + fixed[form]
     if form == DW_FORM_string:
         return info.index(b"\0", pos) + 1
     if form in LEB_FORMS:
@@ -72,14 +66,17 @@ def skip(info: bytes, form: int, pos: int, address_size: int, version: int) -> i
             pos += 1
         return pos + 1
     if form in BLOCKS:
-        size = BLOCKS[form]
-        if size is None:
-            length, pos = uleb(info, pos)
-        else:
-            length = int.from_bytes(info[pos:pos + size], "little")
-            pos += size
+        length, pos = block_length(info, form, pos)
         return pos + length
-    return None                                   # DW_FORM_indirect or unknown
+    return None
+
+
+def block_length(info: bytes, form: int, pos: int) -> tuple[int, int]:
+    """(length, where the bytes start) of a block or exprloc value at `pos`."""
+    size = BLOCKS[form]
+    if size is None:
+        return uleb(info, pos)
+    return int.from_bytes(info[pos:pos + size], "little"), pos + size
 
 
 # One abbreviation entry, to find where the next starts without decoding it: a code (ULEB,
@@ -97,16 +94,16 @@ class AbbrevTable:
     """code -> Abbrev of one abbreviation table, read lazily: the entries are delimited as
     far as the code asked for (one regular-expression match each), and decoded only when
     asked for. GCC numbers a unit's abbreviations by use, so the unit's own DIE (all that
-    its name needs) is often the last of hundreds of entries."""
+    its name needs) is often the last of hundreds of entries. `fixed`: the units' `sizes`."""
 
-    def __init__(self, data: bytes, offset: int, address_size: int, version: int,
+    def __init__(self, data: bytes, offset: int, fixed: dict[int, int],
                  decoded: dict[bytes, Abbrev] | None = None):
         self.data, self.pos, self.done = data, offset, False
-        self.address_size, self.version = address_size, version
+        self.fixed = fixed
         self.starts: dict[int, tuple[int, int]] = {}  # code -> (start, end) of its entry
         self.entries: dict[int, Abbrev] = {}
         # an entry's bytes after its code -> Abbrev, shared by the tables of one image with
-        # the same address size and version: the units of a library repeat their entries
+        # the same sizes: the units of a library repeat their entries
         self.decoded = {} if decoded is None else decoded
 
     def get(self, code: int) -> Abbrev | None:
@@ -133,7 +130,7 @@ class AbbrevTable:
         return hit
 
     def _decode(self, pos: int) -> Abbrev:
-        data = self.data
+        data, fixed = self.data, self.fixed
         _, pos = uleb(data, pos)
         tag, pos = uleb(data, pos)
         children = bool(data[pos])
@@ -159,18 +156,42 @@ class AbbrevTable:
             if attr == DW_AT_sibling and size is not None:
                 sibling = (size, form)
             if size is not None:
-                width = _fixed_width(form, self.address_size, self.version)
+                width = fixed.get(form) if form != DW_FORM_indirect else None
                 size = None if width is None else size + width
         return Abbrev(tag, children, tuple(spec), size, sibling,
                       frozenset(attr for attr, _, _ in spec))
 
 
-def _fixed_width(form: int, address_size: int, version: int) -> int | None:
-    """The size of a form's value in a DIE when it does not depend on the value."""
-    if form in FIXED:
-        return FIXED[form]
-    if form == DW_FORM_addr:
-        return address_size
-    if form == DW_FORM_ref_addr:
-        return address_size if version == 2 else 4
-    return None
+_OPERANDS = {DW_OP_addr: 4, DW_OP_const1u: 1, DW_OP_const2u: 2, DW_OP_const4u: 4}
+# a shift by 32 or more leaves no bit of a 32-bit value
+_BINARY = {DW_OP_plus: int.__add__, DW_OP_shl: lambda a, b: a << b if b < 32 else 0,
+           DW_OP_or: int.__or__, DW_OP_mul: int.__mul__}
+
+
+def constant(expr: bytes) -> int | None:
+    """The value of a constant DWARF expression (a 4-byte address, literals, simple
+    arithmetic, 32-bit results); None for anything that depends on the machine state."""
+    stack, pos = [], 0
+    try:
+        while pos < len(expr):
+            op = expr[pos]
+            pos += 1
+            if op in _OPERANDS:
+                size = _OPERANDS[op]
+                if pos + size > len(expr):
+                    return None                   # a truncated operand
+                stack.append(int.from_bytes(expr[pos:pos + size], "little"))
+                pos += size
+            elif op == DW_OP_constu:
+                value, pos = uleb(expr, pos)
+                stack.append(value)
+            elif DW_OP_lit0 <= op <= DW_OP_lit31:
+                stack.append(op - DW_OP_lit0)
+            elif op in _BINARY and len(stack) >= 2:
+                b, a = stack.pop(), stack.pop()
+                stack.append(_BINARY[op](a, b) & 0xFFFFFFFF)
+            else:
+                return None
+    except IndexError:                            # a truncated ULEB
+        return None
+    return stack[-1] if len(stack) == 1 else None
