@@ -36,11 +36,10 @@ _ADDR_LOCATION = re.compile(rb"\x05\x03(?=(.{4}))", re.S)
 
 
 class Attribution:
-    def __init__(self, image: Image, link_map=None, map_path: str | None = None):
+    def __init__(self, image: Image, link_map=None):
         self.image = image
         self.link_map = link_map
-        self.map_path = map_path
-        self.map = MapUnits(link_map, map_path)
+        self.map = MapUnits(link_map)
         self._searches = 0
         self.ambiguous: set[int] = set()     # addresses of variables several units define
         self._names: dict[int, str | None] = {}

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections import namedtuple
 
-from weaklink.analyze.addresses import holder
 from weaklink.analyze.regions import RegionMap
 from weaklink.read import elfstructs as S
 from weaklink.read.image import Image, Symbol
@@ -42,10 +41,10 @@ def points_to(image: Image, regions: RegionMap, value: int | None, size: int) ->
     `static` array is a typical target) and region. A null pointer points nowhere."""
     if value is None or size != POINTER_SIZE or value == 0:
         return None
-    hit = holder(image, value)
+    hit = image.symbol_at(value)
     region = regions.name_at(value)
     if hit is not None:
-        return PointsTo(hit[0], hit[1], region)
+        return PointsTo(hit.name, hit.offset(value), region)
     if region is None:
         return None
     return PointsTo(None, value - regions.find(region).origin, region)

@@ -19,13 +19,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
-
 from npu.read.tflite import IDENTIFIER, EthosuOperator, TflTensor, read_tflite
-from weaklink.analyze.targets import targets
 from weaklink.bind.binding import Binding
 from weaklink.errors import InputError
 from weaklink.read import elfstructs as S
+from weaklink.read.image import Image
 
 
 @dataclass(frozen=True)
@@ -80,49 +78,45 @@ def find_loaded(elf, needle: bytes, skip: int = 0):
     sections that holds `needle` `skip` bytes in; searched in place: a mapped image's pools
     of tens of MB are not copied."""
     data = elf.data
-    for sh in elf.sections:
-        if int(sh["sh_type"]) == S.SHT_PROGBITS and int(sh["sh_flags"]) & S.SHF_ALLOC:
-            offset = int(sh["sh_offset"])
-            end = offset + int(sh["sh_size"])
-            hit = data.find(needle, offset + skip, end)
+    for sh in elf.shdrs:
+        if sh.sh_type == S.SHT_PROGBITS and sh.sh_flags & S.SHF_ALLOC:
+            end = sh.sh_offset + sh.sh_size
+            hit = data.find(needle, sh.sh_offset + skip, end)
             while hit >= 0:
-                yield hit - skip, int(sh["sh_addr"]) + hit - skip - offset, end
+                yield hit - skip, sh.sh_addr + hit - skip - sh.sh_offset, end
                 hit = data.find(needle, hit + 1, end)
 
 
-def _model_at(symbols, data: bytes, address: int, origin: int, marker: str | None):
+def _model_at(image: Image, data: bytes, address: int, origin: int, marker: str | None):
     try:
-        model = read_tflite(data, symbols.elf.name, origin)
+        model = read_tflite(data, image.name, origin)
     except InputError:
         return None
     if not model.operators:
         return None
-    name = marker or _marker(symbols.image, address)
+    name = marker or _marker(image, address)
     return EmbeddedModel(address, name, data[:model.extent], model.operators, model.offline_plan)
 
 
-def _marker(image, address: int) -> str | None:
-    t = targets(image)
-    rows = np.flatnonzero(t.address == address)
-    for row in rows:
-        if t.type[row] in (S.STT_OBJECT, S.STT_NOTYPE) and t.size[row]:
-            return image.text(int(t.name_off[row]), int(t.name_len[row]))
-    return None
+def _marker(image: Image, address: int) -> str | None:
+    """The array that starts at the flatbuffer's first byte (g_model[])."""
+    sym = image.symbol_at(address, (S.STT_OBJECT, S.STT_NOTYPE))
+    return sym.name if sym is not None and sym.address == address and sym.size else None
 
 
-def find_models(symbols, binding: Binding) -> list[EmbeddedModel]:
+def find_models(image: Image, binding: Binding) -> list[EmbeddedModel]:
     """Every embedded .tflite with ethos-u operators, in address order."""
     if binding.model_symbol:
-        fact = symbols.lookup(binding.model_symbol, local=True)
-        if fact is not None:
-            data = symbols.read(fact.address, fact.size or (1 << 26), clip=True) or b""
-            found = _model_at(symbols, data, fact.address, fact.address, binding.model_symbol)
+        sym = image.symbol_named(binding.model_symbol, local=True)
+        if sym is not None:
+            data = image.bytes_at(sym.address, sym.size or (1 << 26), clip=True) or b""
+            found = _model_at(image, data, sym.address, sym.address, binding.model_symbol)
             if found:
                 return [found]
-    out, data = [], symbols.elf.data
-    for start, address, end in find_loaded(symbols.elf, IDENTIFIER, 4):   # it follows the root offset
+    out, data = [], image.elf.data
+    for start, address, end in find_loaded(image.elf, IDENTIFIER, 4):   # it follows the root offset
         if address % 4 == 0:
-            found = _model_at(symbols, data[start:end], address, start, None)
+            found = _model_at(image, data[start:end], address, start, None)
             if found:
                 out.append(found)
     return out

@@ -23,10 +23,10 @@ def split_model_option(value) -> tuple[str | None, int | None]:
     return text, None
 
 
-def place_model(symbols, rules, path: str, address: int | None):
+def place_model(image, rules, path: str, address: int | None):
     """The model a TFLM image reads from outside itself; None when the image embeds its models
     and no address is given (then --model only replaces the stream that is emulated)."""
-    if address is None and tflm.find_models(symbols, rules):
+    if address is None and tflm.find_models(image, rules):
         return None
     data = Path(path).read_bytes() if Path(path).is_file() else None
     if data is None or data[4:8] != tflm.IDENTIFIER:
@@ -35,7 +35,7 @@ def place_model(symbols, rules, path: str, address: int | None):
         raise InputError(path, "--model FILE@ADDR: expected a .tflite (TFL3 flatbuffer)")
     how = f"--model {Path(path).name}@{address:#x}" if address is not None else ""
     if address is None:
-        found = calls_of(symbols.image).model_addresses()
+        found = calls_of(image).model_addresses()
         if len(found) != 1:
             raise InputError(path, "the image embeds no model and the code does not show one "
                              "address it reads it from: give --model FILE@ADDR")

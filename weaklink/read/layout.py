@@ -1,5 +1,5 @@
-"""Where an address of a linked image lives (section, PT_LOAD segment) and what a symbol
-holds at reset: the layout half of weaklink.read.image.Image."""
+"""Where an address of a linked image lives (section, PT_LOAD segment), the bytes there and what
+a symbol holds at reset: the layout half of weaklink.read.image.Image."""
 from __future__ import annotations
 
 from functools import cached_property
@@ -49,7 +49,19 @@ class ImageLayout:
         """The PT_LOAD program headers (elf.Phdr records), in program-header order."""
         return [p for p in self.elf.phdrs if p.p_type == S.PT_LOAD]
 
-    def _file_backed(self, shndx: int) -> bool:
+    def bytes_at(self, address: int, size: int, *, clip: bool = False) -> bytes | None:
+        """The bytes at a run-time address at reset: its section's file bytes, zeros for
+        NOBITS. None when no section holds them all; with `clip`, up to the section's end."""
+        i = self.section_at(address)
+        if i is None:
+            return None
+        sh = self.elf.shdrs[i]
+        off = address - sh.sh_addr
+        if not clip and off + size > sh.sh_size:
+            return None
+        return self.elf.section_bytes(i, off, size)
+
+    def file_backed(self, shndx: int) -> bool:
         """Does the section have bytes that the loader copies? NOBITS never does (.bss,
         NOLOAD); a PROGBITS section outside every PT_LOAD's file image is not loaded either."""
         sh = self.elf.shdrs[shndx]
@@ -71,7 +83,7 @@ class ImageLayout:
         rel = sym.address - sh.sh_addr
         if rel < 0 or rel + sym.size > sh.sh_size:
             return None
-        if not self._file_backed(shndx):
+        if not self.file_backed(shndx):
             return bytes(sym.size)
         start = sh.sh_offset + rel
         return self.elf.data[start:start + sym.size]
