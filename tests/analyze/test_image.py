@@ -5,7 +5,7 @@ import subprocess
 
 import pytest
 
-from weaklink.analyze import analyze, regions as R, values
+from weaklink.analyze import analyze, regions as R
 from weaklink.read import elfstructs as S
 from weaklink.read.image import Image
 
@@ -46,7 +46,7 @@ def test_defined_globals_match_nm(small_image, cross_toolchain):
 def test_initial_values(small_image, name, expected):
     image = Image.from_path(small_image.elf)
     sym = image.lookup(name)[0]
-    value = values.initial_value(image, sym)
+    value = image.initial_value(sym)
     if name == "table_ptr":
         assert value == image.lookup("table")[0].address + 8
     else:

@@ -54,8 +54,8 @@ def test_region0_is_the_blob_weight_data_in_place(firmware, variant):
 
 
 def test_region1_is_the_tensor_arena(firmware):
-    elf = Image.from_path(firmware["weak-example-u85"].elf)
-    table = resolve_bases(elf, load_binding("executorch-arm"))
+    image = Image.from_path(firmware["weak-example-u85"].elf)
+    table = resolve_bases(image, load_binding("executorch-arm"))
     scratch = table.base(1)
     assert scratch.symbol.name == "temp_allocation_pool" and scratch.symbol.size == 0x4000000
     # the backend passes the blob's scratch size, allocated from the pool's start
@@ -74,8 +74,8 @@ def test_region1_is_the_tensor_arena(firmware):
     ("removed-custom-u85", 0, 0, None),
 ])
 def test_region2_follows_the_winning_definition(firmware, variant, address, size, binding):
-    elf = Image.from_path(firmware[variant].elf)
-    fast = resolve_bases(elf, load_binding("executorch-arm")).base(2)
+    image = Image.from_path(firmware[variant].elf)
+    fast = resolve_bases(image, load_binding("executorch-arm")).base(2)
     assert (fast.address in SRAM) if address == "sram" else fast.address == address
     assert fast.size == size
     assert (fast.symbol.binding if fast.symbol else None) == binding
@@ -99,9 +99,9 @@ def test_blob_found_by_scanning_when_the_binding_names_no_symbol(firmware, tmp_p
     text = open(preset.path).read().replace('symbol = "network_model"', "")
     path = tmp_path / "noscan.toml"
     path.write_text(text)
-    elf = Image.from_path(firmware["weak-example-u85"].elf)
-    scanned = resolve_bases(elf, load_binding(path))
-    named = resolve_bases(elf, preset)
+    image = Image.from_path(firmware["weak-example-u85"].elf)
+    scanned = resolve_bases(image, load_binding(path))
+    named = resolve_bases(image, preset)
     assert load_binding(path).model_symbol is None
     assert scanned.model_address == named.model_address
     assert scanned.base(0) == named.base(0)
@@ -111,12 +111,12 @@ def test_removed_backend_passes_zero_even_when_the_runner_defines_a_fast_scratch
     from weaklink.bind.references import from_dwarf
 
     outcome = firmware["removed-example-u85"]
-    elf = Image.from_path(outcome.elf)
+    image = Image.from_path(outcome.elf)
     binding = load_binding("executorch-arm")
     # Symbols alone: the runner's strong 384 KB array is there.
-    assert resolve_bases(elf, binding).base(2).address in SRAM
+    assert resolve_bases(image, binding).base(2).address in SRAM
     # DWARF shows that EthosUBackend.cpp never mentions the pointer: the backend passes 0/0.
-    fast = resolve_bases(elf, binding, references=from_dwarf(outcome.elf)).base(2)
+    fast = resolve_bases(image, binding, references=from_dwarf(image.elf)).base(2)
     assert (fast.address, fast.size) == (0, 0)
     assert "passes 0/0" in fast.note
 
@@ -126,6 +126,6 @@ def test_dwarf_references_keep_the_pointer_the_backend_reads(firmware, variant):
     from weaklink.bind.references import from_dwarf
 
     outcome = firmware[variant]
-    elf = Image.from_path(outcome.elf)
+    image = Image.from_path(outcome.elf)
     binding = load_binding("executorch-arm")
-    assert resolve_bases(elf, binding, references=from_dwarf(outcome.elf)) == resolve_bases(elf, binding)
+    assert resolve_bases(image, binding, references=from_dwarf(image.elf)) == resolve_bases(image, binding)

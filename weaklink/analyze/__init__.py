@@ -110,7 +110,7 @@ def _query(image: Image, regions: R.RegionMap, name: str, table: GlobalSymbols) 
     if not hits:
         return Query(name, False)
     sym = hits[0]
-    value = values.initial_value(image, sym)
+    value = image.initial_value(sym)
     return Query(name, True, sym.name, demangle(sym.name), sym.binding_name, sym.type_name,
                  sym.address, sym.size, image.section_name(sym.shndx),
                  regions.name_at(sym.address), value,

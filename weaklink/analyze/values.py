@@ -1,19 +1,11 @@
-"""What a queried symbol holds at reset, and where that value points.
-
-An initialised object's value is the PROGBITS bytes of its section in the file (the loader
-copies them from the LMA); .bss and NOLOAD sections are NOBITS and start as zero
-(anchors_ecosystem_style.md A1). Integers are little-endian: the Corstone Cortex-M cores run
-little-endian (ELFDATA2LSB is checked when the file is read).
-"""
+"""Where a queried symbol's reset value (weaklink.read.layout: Image.initial_value) points."""
 from __future__ import annotations
 
 from collections import namedtuple
 
 from weaklink.analyze.regions import RegionMap
-from weaklink.read import elfstructs as S
-from weaklink.read.image import Image, Symbol
+from weaklink.read.image import Image
 
-VALUE_SIZES = (1, 2, 4, 8)
 POINTER_SIZE = 4            # ELF32: a data pointer is one 32-bit word
 
 
@@ -25,15 +17,6 @@ class PointsTo(namedtuple("PointsTo", "symbol offset region")):
 
     def to_json(self) -> dict:
         return {"symbol": self.symbol, "offset": self.offset, "region": self.region}
-
-
-def initial_value(image: Image, sym: Symbol) -> int | None:
-    """The symbol's reset value as an unsigned little-endian integer, for sizes 1, 2, 4, 8
-    of data (objects and untyped labels); None for functions and other sizes."""
-    if sym.size not in VALUE_SIZES or sym.type in (S.STT_FUNC, S.STT_SECTION, S.STT_FILE):
-        return None
-    raw = image.initial_bytes(sym)
-    return None if raw is None else int.from_bytes(raw, "little")
 
 
 def points_to(image: Image, regions: RegionMap, value: int | None, size: int) -> PointsTo | None:

@@ -17,7 +17,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cached_property
 
-from weaklink.analyze.values import initial_value
 from weaklink.bind import callsite
 from weaklink.bind.binding import FastMemoryRule
 from weaklink.bind.callsite import FAST_MEMORY_REG, FAST_MEMORY_SIZE_REG, ArgValues
@@ -86,7 +85,7 @@ def _from_symbols(image: Image, rule: FastMemoryRule) -> FastMemory | None:
             continue
         size_name = rule.size_symbols[k] if k < len(rule.size_symbols) else None
         size_sym = image.symbol_named(size_name, local=True) if size_name else None
-        size = (initial_value(image, size_sym) if size_sym else None) or sym.size or None
+        size = (image.initial_value(size_sym) if size_sym else None) or sym.size or None
         return FastMemory(sym.address, size, f"symbol `{name}` named by the binding", name,
                           f"`{name}` at {sym.address:#x}, {size} bytes")
     return None

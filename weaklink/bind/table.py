@@ -19,7 +19,6 @@ from weaklink.bind.fastmem import FAST_MEMORY_INDEX, DriverInit, resolve_fast_me
 from weaklink.bind.readers import ReaderEvidence, ReadEvidence
 from weaklink.errors import InputError
 from weaklink.read import elfstructs as S
-from weaklink.analyze.values import initial_value
 from weaklink.read.image import Image
 
 # What a pointer rule asks about its reader: a ReaderEvidence (every source of evidence), or
@@ -89,7 +88,7 @@ def symbol_fact(image: Image, name: str, *, local: bool = False) -> SymbolFact |
 def reset_word(image: Image, fact: SymbolFact) -> int | None:
     """The reset value of a pointer- or size-like variable."""
     sym = image.symbol_named(fact.name, local=fact.binding == "local")
-    return initial_value(image, sym) if sym is not None else None
+    return image.initial_value(sym) if sym is not None else None
 
 
 def _blob_at(image: Image, address: int, limit: int) -> tuple[bytes, dict[str, int]]:

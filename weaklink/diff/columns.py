@@ -17,7 +17,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from weaklink.analyze.values import POINTER_SIZE, VALUE_SIZES
+from weaklink.analyze.values import POINTER_SIZE
+from weaklink.read.layout import VALUE_SIZES
 from weaklink.diff import names
 from weaklink.read import elfstructs as S
 

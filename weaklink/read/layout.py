@@ -1,11 +1,19 @@
 """Where an address of a linked image lives (section, PT_LOAD segment), the bytes there and what
-a symbol holds at reset: the layout half of weaklink.read.image.Image."""
+a symbol holds at reset: the layout half of weaklink.read.image.Image.
+
+An initialised object's value is the PROGBITS bytes of its section in the file (the loader
+copies them from the LMA); .bss and NOLOAD sections are NOBITS and start as zero
+(anchors_ecosystem_style.md A1). Integers are little-endian: the Corstone Cortex-M cores run
+little-endian (ELFDATA2LSB is checked when the file is read).
+"""
 from __future__ import annotations
 
 from functools import cached_property
 
 from weaklink.read import elfstructs as S
 from weaklink.read.symbols import Symbol
+
+VALUE_SIZES = (1, 2, 4, 8)      # the sizes of data whose reset value is read as an integer
 
 
 class ImageLayout:
@@ -87,3 +95,11 @@ class ImageLayout:
             return bytes(sym.size)
         start = sh.sh_offset + rel
         return self.elf.data[start:start + sym.size]
+
+    def initial_value(self, sym: Symbol) -> int | None:
+        """The symbol's reset value as an unsigned little-endian integer, for sizes 1, 2, 4, 8
+        of data (objects and untyped labels); None for functions and other sizes."""
+        if sym.size not in VALUE_SIZES or sym.type in (S.STT_FUNC, S.STT_SECTION, S.STT_FILE):
+            return None
+        raw = self.initial_bytes(sym)
+        return None if raw is None else int.from_bytes(raw, "little")
