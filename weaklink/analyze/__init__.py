@@ -44,10 +44,11 @@ def analyze_image(image: Image, link_map: LinkMap | None = None, *, board: str |
                   symbols: Sequence[str] = (), expect_override: Sequence[str] = (),
                   expect_region: Mapping[str, str] | None = None,
                   link_inputs: Sequence[str] | None = None, link_dir: str | None = None,
-                  weak_defaults: bool = True) -> AnalysisReport:
-    """`link_map`: the link's map (weaklink.read.ldmap), or None. `weak_defaults=False` leaves
-    out the weak-default-survived infos and their vague-linkage evidence (check reports
-    neither; the DWARF of every weak C++ symbol is not read)."""
+                  whole_table: bool = True) -> AnalysisReport:
+    """`link_map`: the link's map (weaklink.read.ldmap), or None. `whole_table=False` (check,
+    which reports the findings and the queried symbols) leaves out what only the analyze
+    report holds: the weak-default-survived infos and their vague-linkage evidence (the DWARF
+    of every weak C++ symbol is not read), the defining unit of every symbol, region usage."""
     expect_region = dict(expect_region or {})
     regions = _regions(image, link_map, board)
     table = GlobalSymbols(image, regions)
@@ -57,7 +58,7 @@ def analyze_image(image: Image, link_map: LinkMap | None = None, *, board: str |
     names = list(dict.fromkeys([*symbols, *expect_region]))
     queried = {n: _query(image, regions, n, table) for n in names}
     facts = CxxFacts(table, attribution, _comdat(attribution, link_map, link_dir))
-    if weak_defaults or expect_override:
+    if whole_table or expect_override:
         weak_rows, found, vague = F.weak_defaults(table, frozenset(expect_override), facts)
     else:
         weak_rows, found, vague = [], [], {}
@@ -70,14 +71,15 @@ def analyze_image(image: Image, link_map: LinkMap | None = None, *, board: str |
                             expect_override)
     found.sort(key=lambda f: (F.SEVERITIES.index(f.severity), f.rule, f.symbol))
 
-    defined_in = _attribute(image, attribution, queried, found, table, weak_rows)
+    defined_in = attribution.table_units(table.cols) if whole_table else {}
+    defined_in.update(_attribute(image, attribution, queried, found, table, weak_rows, defined_in))
     if (left := _ambiguous(attribution, table, defined_in)):
         notes.append(f"defined_in left null for {left} (the DWARF of several units defines "
                      "each: a weak default beside the definition that replaced it; "
                      "--map tells which object's won)")
     queried = {n: _with_unit(q, image, defined_in) for n, q in queried.items()}
     usage = {name: RegionUse(used, tuple(secs))
-             for name, (used, secs) in R.usage(image, regions, notes).items()}
+             for name, (used, secs) in R.usage(image, regions, notes).items()} if whole_table else {}
     return AnalysisReport(image.name, MACHINES.get(image.elf.header["e_machine"], "?"),
                           image.entry, regions, usage, table, queried,
                           tuple(found), weak_rows, defined_in, demangling, tuple(notes), vague)
@@ -170,16 +172,14 @@ def _not_extracted(table, link_map, link_inputs, link_dir, notes: list[str],
                                     discarded)
 
 
-def _attribute(image, attribution, queried, found, table, weak_rows) -> dict[int, str]:
-    """DWARF for every symbol it covers; the map, too, for the queried symbols, the findings
-    and (small images) the surviving weak definitions."""
-    out = attribution.table_units(table.cols)
+def _attribute(image, attribution, queried, found, table, weak_rows, known) -> dict[int, str]:
+    """The units of the queried symbols, the findings and (small images) the surviving weak
+    definitions that `known` (DWARF's units of the table) lacks: DWARF, else the map."""
     wanted = {q.raw_name for q in queried.values() if q.found} | {f.symbol for f in found}
     if len(weak_rows) <= ATTRIBUTE_ALL_WEAK_BELOW:
         wanted |= set(table.names(weak_rows))
     syms = [hits[0] for n in sorted(wanted) if (hits := image.lookup(n))]
-    out.update(attribution.many([s for s in syms if s.index not in out]))
-    return out
+    return attribution.many([s for s in syms if s.index not in known])
 
 
 def _ambiguous(attribution, table, defined_in: dict[int, str]) -> str:

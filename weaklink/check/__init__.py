@@ -107,7 +107,7 @@ def check_image(image: Image, link_map: LinkMap | None = None, *, accelerator: s
     # 2. analysis, with the pointer rule's symbols queried for attribution
     pointer_names = [n for r in rules.regions if r.source == "pointer" for n in r.symbols]
     analysis = analyze_image(image, link_map, board=choice.ref, symbols=pointer_names,
-                             weak_defaults=False)
+                             whole_table=False)
     findings = [f for f in analysis.findings if f.rule in ANALYSIS_RULES]
 
     # 3. every base-address table
