@@ -13,8 +13,8 @@ from typing import Callable
 from npu.read.blob import BLOCK_HEAD, FOOTER, HEADER, VelaBlob, read_blob
 from weaklink.bind import tflm
 from weaklink.bind.arena import find_arena
-from weaklink.bind.tflmcalls import model_missing
-from weaklink.bind.binding import Binding, RegionRule
+from weaklink.bind.tflmcalls import links_tflm, model_missing
+from weaklink.bind.binding import Binding, RegionRule, load_binding
 from weaklink.bind.fastmem import FAST_MEMORY_INDEX, DriverInit, resolve_fast_memory
 from weaklink.bind.readers import ReaderEvidence, ReadEvidence
 from weaklink.errors import InputError
@@ -140,6 +140,22 @@ def find_model(image: Image, binding: Binding) -> tuple[int, bytes, dict[str, in
             return address, data, payload
     raise InputError(image.elf.name, "no vela_bin_stream model blob found in the image "
                      "(give the model with --model)")
+
+
+def detect_binding(image: Image, model_given: bool) -> str:
+    """The preset for how the model is embedded: a vela_bin_stream blob (ExecuTorch) or a Vela
+    .tflite with ethos-u operators (TensorFlow Lite Micro)."""
+    try:
+        find_model(image, load_binding("executorch-arm"))
+        return "executorch-arm"
+    except InputError:
+        pass
+    if tflm.find_models(image, load_binding("tflm-ethosu")) or links_tflm(image):
+        return "tflm-ethosu"
+    if model_given:
+        return "executorch-arm"
+    raise InputError(image.name, "no vela_bin_stream blob and no Vela .tflite with an "
+                     "ethos-u operator in the image's loadable sections (give --binding or --model)")
 
 
 def _evidence(image: Image, refs: References | None, name: str,

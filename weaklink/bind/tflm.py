@@ -18,9 +18,11 @@ base-address table each `ethos-u` operator passes to the driver.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 from npu.read.tflite import IDENTIFIER, EthosuOperator, TflTensor, read_tflite
 from weaklink.bind.binding import Binding
+from weaklink.bind.tflmcalls import calls_of
 from weaklink.errors import InputError
 from weaklink.read import elfstructs as S
 from weaklink.read.image import Image
@@ -160,11 +162,29 @@ def tensor_base(region: int, name: str, tensor: TflTensor, model: EmbeddedModel,
                            f"(offline memory plan){beyond}"), bounds, offset
 
 
-def placed_model(data: bytes, address: int, name: str, how: str) -> EmbeddedModel:
-    """A .tflite the image reads from `address` outside itself (--model FILE@ADDR): TFLM uses it
-    in place, so its weights are at `address` + the buffer's offset."""
-    model = read_tflite(data, name, 0)
+def place_model(image: Image, binding: Binding, path: str, address: int | None):
+    """The .tflite at `path` that a TFLM image reads from outside itself (`--model FILE@ADDR`:
+    flashed on its own, read in place at a constant address; without ADDR, where the code
+    reads the model, weaklink.bind.tflmcalls), as an EmbeddedModel: TFLM uses it in place, so
+    its weights are at the address plus the buffer's offset. None when the image embeds its
+    models and no address is given (then --model only replaces the stream that is emulated)."""
+    if address is None and find_models(image, binding):
+        return None
+    data = Path(path).read_bytes() if Path(path).is_file() else None
+    if data is None or data[4:8] != IDENTIFIER:
+        if address is None:
+            return None
+        raise InputError(path, "--model FILE@ADDR: expected a .tflite (TFL3 flatbuffer)")
+    how = f"--model {Path(path).name}@{address:#x}" if address is not None else ""
+    if address is None:
+        found = calls_of(image).model_addresses()
+        if len(found) != 1:
+            raise InputError(path, "the image embeds no model and the code does not show one "
+                             "address it reads it from: give --model FILE@ADDR")
+        address, where = found[0]
+        how = f"--model {Path(path).name}, placed where the code reads the model: {where}"
+    model = read_tflite(data, path, 0)
     if not model.operators:
-        raise InputError(name, "no ethos-u operator in this .tflite (compile it with Vela)")
+        raise InputError(path, "no ethos-u operator in this .tflite (compile it with Vela)")
     return EmbeddedModel(address, None, data[:model.extent], model.operators, model.offline_plan,
                          how)

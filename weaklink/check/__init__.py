@@ -32,18 +32,16 @@ import npu
 from npu.hw import accelerator as npu_accelerator, load_vela_ini
 from weaklink.analyze import analyze_image
 from weaklink.bind import load_binding, resolve_tables
-from weaklink.bind import tflm
 from weaklink.bind.fastmem import DriverInit
 from weaklink.bind.readers import ReaderEvidence
 from weaklink.bind.references import from_dwarf
-from weaklink.bind.table import BoundBase, find_model
-from weaklink.bind.tflmcalls import links_tflm
+from weaklink.bind.table import BoundBase, detect_binding
+from weaklink.bind.tflm import place_model
 from weaklink.check.board import choose as choose_soc
 from weaklink.check.functional import default_inputs, functional_check
 from weaklink.check.hooks import STREAM, driver_hooks
 from weaklink.check.report import CheckReport, FastScratch, OperatorCheck, worst
 from weaklink.check.static import fast_memory_findings, fast_scratch_findings, placement_findings
-from weaklink.check.model import place_model, split_model_option
 from weaklink.check.unknown import (binding_assumptions, cannot_tell_base, cannot_tell_fast_memory,
                                     not_emulated, unknown_needed)
 from weaklink.errors import InputError
@@ -56,21 +54,18 @@ FAST_SCRATCH_REGION = 2
 ANALYSIS_RULES = ("near-miss-override", "override-not-extracted")
 
 
-def detect_binding(image: Image, model_given: bool) -> str:
-    """The preset for how the model is embedded: a vela_bin_stream blob (ExecuTorch) or a Vela
-    .tflite with ethos-u operators (TensorFlow Lite Micro)."""
-    executorch = load_binding("executorch-arm")
-    try:
-        find_model(image, executorch)
-        return "executorch-arm"
-    except InputError:
-        pass
-    if tflm.find_models(image, load_binding("tflm-ethosu")) or links_tflm(image):
-        return "tflm-ethosu"
-    if model_given:
-        return "executorch-arm"
-    raise InputError(image.name, "no vela_bin_stream blob and no Vela .tflite with an "
-                     "ethos-u operator in the image's loadable sections (give --binding or --model)")
+def split_model_option(value) -> tuple[str | None, int | None]:
+    """`--model` FILE@ADDR -> (FILE, ADDR); a FILE without an address -> (FILE, None)."""
+    if value is None:
+        return None, None
+    text = str(value)
+    head, at, tail = text.rpartition("@")
+    if at and head:
+        try:
+            return head, int(tail, 0)
+        except ValueError:
+            raise InputError(text, f"--model FILE@ADDR: {tail!r} is not an address") from None
+    return text, None
 
 
 def check(elf_path: str | Path, *, map_path: str | Path | None = None, **options) -> CheckReport:
