@@ -5,7 +5,7 @@ the `removed` backend passes 0/0 even when the runner still defines a fast scrat
 (-g), a unit that declares or defines a variable has a DW_TAG_variable for it (a block-scope
 `extern` gives a declaration DIE, a definition a full one). ld's --cref table cannot answer
 this: a file that defines a name weakly after another file defined it is not listed at all,
-even when it also reads it (ld 2.40, measured on the fixtures). weaklink.bind.readers weighs
+even when it also reads it (ld 2.40, measured on the fixtures). weaklink.bind.evidence weighs
 this against the other evidence (relocations, the code).
 """
 from __future__ import annotations

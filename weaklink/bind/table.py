@@ -16,7 +16,7 @@ from weaklink.bind.arena import find_arena
 from weaklink.bind.tflmcalls import links_tflm, model_missing
 from weaklink.bind.binding import Binding, RegionRule, load_binding
 from weaklink.bind.fastmem import FAST_MEMORY_INDEX, DriverInit, resolve_fast_memory
-from weaklink.bind.readers import ReaderEvidence, ReadEvidence
+from weaklink.bind.evidence import ReaderEvidence, ReadEvidence
 from weaklink.errors import InputError
 from weaklink.read import elfstructs as S
 from weaklink.read.image import Image

@@ -10,7 +10,7 @@
 3. bind: every base-address table the firmware passes to ethosu_invoke_v3 (one per ethos-u
    operator of each embedded .tflite, or the blob's), with the driver's fast-memory rule
    applied; whether the backend reads the fast-scratch pointer at all is decided from the
-   evidence there is (weaklink.bind.readers: relocations, DWARF, the code), and assumed, with
+   evidence there is (weaklink.bind.evidence: relocations, DWARF, the code), and assumed, with
    the assumption reported, when there is none;
 4. per table: decode its stream, static findings (a null, too small or unreachable fast
    scratch; fast memory smaller than the driver's check allows);
@@ -33,7 +33,7 @@ from npu.hw import accelerator as npu_accelerator, load_vela_ini
 from weaklink.analyze import analyze_image
 from weaklink.bind import load_binding, resolve_tables
 from weaklink.bind.fastmem import DriverInit
-from weaklink.bind.readers import ReaderEvidence
+from weaklink.bind.evidence import ReaderEvidence
 from weaklink.bind.references import from_dwarf
 from weaklink.bind.table import BoundBase, detect_binding
 from weaklink.bind.tflm import place_model
@@ -81,7 +81,7 @@ def check_image(image: Image, link_map: LinkMap | None = None, *, accelerator: s
                 link_inputs=(), arena: str | None = None) -> CheckReport:
     """`link_map`: the link's map (weaklink.read.ldmap), or None. `link_inputs`: objects and
     archives of the link, whose relocations say which code reads a pointer
-    (weaklink.bind.readers). `arena`: TFLM's tensor arena, SYMBOL|SECTION|ADDR:SIZE.
+    (weaklink.bind.evidence). `arena`: TFLM's tensor arena, SYMBOL|SECTION|ADDR:SIZE.
     `model_path` may be FILE@ADDR: a .tflite the image reads from ADDR, outside itself."""
     acc = npu_accelerator(accelerator)
     model_path, model_at = split_model_option(model_path)
