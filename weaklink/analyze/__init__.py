@@ -43,12 +43,9 @@ def analyze(path: str, *, map_path: str | None = None, **options) -> AnalysisRep
 def analyze_image(image: Image, link_map: LinkMap | None = None, *, board: str | None = None,
                   symbols: Sequence[str] = (), expect_override: Sequence[str] = (),
                   expect_region: Mapping[str, str] | None = None,
-                  link_inputs: Sequence[str] | None = None, link_dir: str | None = None,
-                  whole_table: bool = True) -> AnalysisReport:
-    """`link_map`: the link's map (weaklink.read.ldmap), or None. `whole_table=False` (check,
-    which reports the findings and the queried symbols) leaves out what only the analyze
-    report holds: the weak-default-survived infos and their vague-linkage evidence (the DWARF
-    of every weak C++ symbol is not read), the defining unit of every symbol, region usage."""
+                  link_inputs: Sequence[str] | None = None,
+                  link_dir: str | None = None) -> AnalysisReport:
+    """`link_map`: the link's map (weaklink.read.ldmap), or None."""
     expect_region = dict(expect_region or {})
     regions = _regions(image, link_map, board)
     table = GlobalSymbols(image, regions)
@@ -58,10 +55,7 @@ def analyze_image(image: Image, link_map: LinkMap | None = None, *, board: str |
     names = list(dict.fromkeys([*symbols, *expect_region]))
     queried = {n: _query(image, regions, n, table) for n in names}
     facts = CxxFacts(table, attribution, _comdat(attribution, link_map, link_dir))
-    if whole_table or expect_override:
-        weak_rows, found, vague = F.weak_defaults(table, frozenset(expect_override), facts)
-    else:
-        weak_rows, found, vague = [], [], {}
+    weak_rows, found, vague = F.weak_defaults(table, frozenset(expect_override), facts)
     found += F.near_misses(table, facts)
     found += _expectations(image, regions, queried, expect_override, expect_region)
     notes: list[str] = []
@@ -71,7 +65,7 @@ def analyze_image(image: Image, link_map: LinkMap | None = None, *, board: str |
                             expect_override)
     found.sort(key=lambda f: (F.SEVERITIES.index(f.severity), f.rule, f.symbol))
 
-    defined_in = attribution.table_units(table.cols) if whole_table else {}
+    defined_in = attribution.table_units(table.cols)
     defined_in.update(_attribute(image, attribution, queried, found, table, weak_rows, defined_in))
     if (left := _ambiguous(attribution, table, defined_in)):
         notes.append(f"defined_in left null for {left} (the DWARF of several units defines "
@@ -79,10 +73,27 @@ def analyze_image(image: Image, link_map: LinkMap | None = None, *, board: str |
                      "--map tells which object's won)")
     queried = {n: _with_unit(q, image, defined_in) for n, q in queried.items()}
     usage = {name: RegionUse(used, tuple(secs))
-             for name, (used, secs) in R.usage(image, regions, notes).items()} if whole_table else {}
+             for name, (used, secs) in R.usage(image, regions, notes).items()}
     return AnalysisReport(image.name, MACHINES.get(image.elf.header["e_machine"], "?"),
                           image.entry, regions, usage, table, queried,
                           tuple(found), weak_rows, defined_in, demangling, tuple(notes), vague)
+
+
+def npu_findings(image: Image, link_map: LinkMap | None,
+                 names: Sequence[str]) -> tuple[list[F.Finding], dict[str, str]]:
+    """What weaklink check takes from the analysis: the findings that bear on the NPU verdict
+    (near-miss-override, override-not-extracted) and, by name, the unit that defined each of
+    `names` (the symbols the binding reads). None of the rest of the report is computed: the
+    unit of every symbol, region usage, the weak-default infos."""
+    table = GlobalSymbols(image, R.from_image(image))
+    table.start_demangling()
+    attribution = Attribution(image, link_map)
+    facts = CxxFacts(table, attribution, _comdat(attribution, link_map, None))
+    found = F.near_misses(table, facts) + _not_extracted(table, link_map, None, None, [])
+    found.sort(key=lambda f: (F.SEVERITIES.index(f.severity), f.rule, f.symbol))
+    defined = {n: hits[0] for n in names if (hits := _lookup(image, n, table))}
+    units = attribution.many(list(defined.values()))
+    return found, {n: units[s.index] for n, s in defined.items() if s.index in units}
 
 
 def query(report: AnalysisReport, name: str, attribution: Attribution | None = None) -> Query:
@@ -104,11 +115,17 @@ def _regions(image, link_map, board) -> R.RegionMap:
     return R.from_image(image)
 
 
-def _query(image: Image, regions: R.RegionMap, name: str, table: GlobalSymbols) -> Query:
+def _lookup(image: Image, name: str, table: GlobalSymbols) -> tuple:
+    """The defined symbols called `name`: a .symtab name, or a demangled C++ name (`ns::x`)."""
     hits = image.lookup(name)
-    if not hits and "::" in name:                  # a demangled C++ name
+    if not hits and "::" in name:
         index = table.find_demangled(name)
-        hits = [image.symbol(index)] if index is not None else []
+        hits = (image.symbol(index),) if index is not None else ()
+    return hits
+
+
+def _query(image: Image, regions: R.RegionMap, name: str, table: GlobalSymbols) -> Query:
+    hits = _lookup(image, name, table)
     if not hits:
         return Query(name, False)
     sym = hits[0]

@@ -30,7 +30,7 @@ from pathlib import Path
 
 import npu
 from npu.hw import accelerator as npu_accelerator, load_vela_ini
-from weaklink.analyze import analyze_image
+from weaklink.analyze import npu_findings
 from weaklink.bind import load_binding, resolve_tables
 from weaklink.bind.fastmem import DriverInit
 from weaklink.bind.evidence import ReaderEvidence
@@ -50,8 +50,6 @@ from weaklink.read.ldmap import parse_map
 from weaklink.read.linkmap import LinkMap
 
 FAST_SCRATCH_REGION = 2
-# Findings from the firmware analysis that bear on the NPU verdict.
-ANALYSIS_RULES = ("near-miss-override", "override-not-extracted")
 
 
 def split_model_option(value) -> tuple[str | None, int | None]:
@@ -99,11 +97,10 @@ def check_image(image: Image, link_map: LinkMap | None = None, *, accelerator: s
         placed = place_model(image, rules, model_path, model_at)
         override = None if placed is not None else override
 
-    # 2. analysis, with the pointer rule's symbols queried for attribution
+    # 2. analysis: its findings that bear on the NPU, and which unit defined each symbol the
+    # pointer rules read
     pointer_names = [n for r in rules.regions if r.source == "pointer" for n in r.symbols]
-    analysis = analyze_image(image, link_map, board=choice.ref, symbols=pointer_names,
-                             whole_table=False)
-    findings = [f for f in analysis.findings if f.rule in ANALYSIS_RULES]
+    findings, units = npu_findings(image, link_map, pointer_names)
 
     # 3. every base-address table
     refs = None
@@ -117,7 +114,7 @@ def check_image(image: Image, link_map: LinkMap | None = None, *, accelerator: s
 
     # 4-5. per operator: findings and emulation
     soc_unknown = choice.unknown or hooks.unknown
-    ops = [_operator(_attributed(t, analysis), override, image.name, accelerator, system_config,
+    ops = [_operator(_attributed(t, units), override, image.name, accelerator, system_config,
                      memory_mode, choice.ref, board, hooks, vela_ini, image if functional else None,
                      soc_unknown) for t in tables]
     main = worst(ops)
@@ -223,13 +220,13 @@ def _union(ops) -> list:
     return list(first.values())
 
 
-def _attributed(table, analysis):
+def _attributed(table, units: dict[str, str]):
     """Fill in which compilation unit defined each base's symbol (DWARF or map)."""
     bases = []
     for b in table.bases:
-        q = analysis.queried.get(b.symbol.name) if b.symbol else None
-        if q is not None and q.defined_in:
-            b = replace(b, symbol=replace(b.symbol, defined_in=Path(q.defined_in).name))
+        unit = units.get(b.symbol.name) if b.symbol else None
+        if unit:
+            b = replace(b, symbol=replace(b.symbol, defined_in=Path(unit).name))
         bases.append(b)
     return replace(table, bases=tuple(bases))
 
