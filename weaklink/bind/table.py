@@ -129,7 +129,7 @@ def find_model(image: Image, binding: Binding) -> tuple[int, bytes, dict[str, in
         candidates = [fact.address]
     else:  # the first in a loadable PROGBITS section, 16-byte aligned as vela_bin_read wants
         data = image.elf.data
-        scan = (address for at, address, end in tflm.find_loaded(image.elf, marker) if address % 16 == 0
+        scan = (address for at, address, end in image.find_loaded(marker) if address % 16 == 0
                 and _looks_like_blob(data[at:min(at + 2 * BLOCK_HEAD.size, end)]))
         candidates = list(itertools.islice(scan, 1))
     for address in candidates:

@@ -75,20 +75,6 @@ class Arena:
                 "decided_at_run_time": self.run_time}
 
 
-def find_loaded(elf, needle: bytes, skip: int = 0):
-    """(file offset, address, its section's end offset) of everything in the loadable PROGBITS
-    sections that holds `needle` `skip` bytes in; searched in place: a mapped image's pools
-    of tens of MB are not copied."""
-    data = elf.data
-    for sh in elf.shdrs:
-        if sh.sh_type == S.SHT_PROGBITS and sh.sh_flags & S.SHF_ALLOC:
-            end = sh.sh_offset + sh.sh_size
-            hit = data.find(needle, sh.sh_offset + skip, end)
-            while hit >= 0:
-                yield hit - skip, sh.sh_addr + hit - skip - sh.sh_offset, end
-                hit = data.find(needle, hit + 1, end)
-
-
 def _model_at(image: Image, data: bytes, address: int, origin: int, marker: str | None):
     try:
         model = read_tflite(data, image.name, origin)
@@ -116,7 +102,7 @@ def find_models(image: Image, binding: Binding) -> list[EmbeddedModel]:
             if found:
                 return [found]
     out, data = [], image.elf.data
-    for start, address, end in find_loaded(image.elf, IDENTIFIER, 4):   # it follows the root offset
+    for start, address, end in image.find_loaded(IDENTIFIER, 4):   # it follows the root offset
         if address % 4 == 0:
             found = _model_at(image, data[start:end], address, start, None)
             if found:

@@ -69,6 +69,19 @@ class ImageLayout:
             return None
         return self.elf.section_bytes(i, off, size)
 
+    def find_loaded(self, needle: bytes, skip: int = 0):
+        """(file offset, address, its section's end offset) of everything in the loadable
+        PROGBITS sections that holds `needle` `skip` bytes in; searched in place: a mapped
+        image's pools of tens of MB are not copied."""
+        data = self.elf.data
+        for sh in self.elf.shdrs:
+            if sh.sh_type == S.SHT_PROGBITS and sh.sh_flags & S.SHF_ALLOC:
+                end = sh.sh_offset + sh.sh_size
+                hit = data.find(needle, sh.sh_offset + skip, end)
+                while hit >= 0:
+                    yield hit - skip, sh.sh_addr + hit - skip - sh.sh_offset, end
+                    hit = data.find(needle, hit + 1, end)
+
     def file_backed(self, shndx: int) -> bool:
         """Does the section have bytes that the loader copies? NOBITS never does (.bss,
         NOLOAD); a PROGBITS section outside every PT_LOAD's file image is not loaded either."""
