@@ -1,7 +1,7 @@
 """A linked firmware image (ET_EXEC), read once per command and handed to every stage: its symbol
-table (weaklink.read.symbols: the defined symbols as columns, a symbol by name, the symbol that
-holds an address) and its layout (weaklink.read.layout: sections, segments, the bytes at an
-address, what a symbol holds at reset)."""
+table (weaklink.read.symbols: the defined symbols as columns, a symbol by name), the symbol that
+holds an address (weaklink.read.holders) and its layout (weaklink.read.layout: sections,
+segments, the bytes at an address, what a symbol holds at reset)."""
 from __future__ import annotations
 
 import os
@@ -9,13 +9,14 @@ import os
 from weaklink.errors import InputError
 from weaklink.read import elfstructs as S
 from weaklink.read.elf import ElfFile
+from weaklink.read.holders import Holders, MappingSymbol
 from weaklink.read.layout import ImageLayout
-from weaklink.read.symbols import MappingSymbol, Symbol, SymbolColumns, SymbolLookup
+from weaklink.read.symbols import Symbol, SymbolColumns, SymbolLookup
 
 __all__ = ["Image", "MappingSymbol", "Symbol", "SymbolColumns"]
 
 
-class Image(SymbolLookup, ImageLayout):
+class Image(SymbolLookup, Holders, ImageLayout):
     """The ET_EXEC view of an ElfFile. Raises InputError for anything but a linked ARM image,
     and for one without a symbol table unless `stripped` (weaklink run boots one: its symbol
     table is then empty)."""
