@@ -25,7 +25,7 @@ def _patched(src, tmp_path, name, patch):
 
 def _shdr(data, index):
     shoff = struct.unpack_from("<I", data, 32)[0]
-    return shoff + index * S.SHDR.itemsize
+    return shoff + index * S.SHDR_SIZE
 
 
 def _index_of(elf_path, name):
@@ -73,7 +73,7 @@ def test_section_past_the_end(small_image, tmp_path):
 
 def test_symbol_name_out_of_range(small_image, tmp_path):
     elf = ElfFile.from_path(small_image.elf)
-    symoff = int(elf.sections[elf.symtab_index]["sh_offset"])
+    symoff = elf.shdrs[elf.symtab_index].sh_offset
     p = _patched(small_image.elf, tmp_path, "names.elf",
                  lambda d: struct.pack_into("<I", d, symoff + 5 * 16, 0xFFFFFF))
     err = _error(p)
@@ -82,7 +82,7 @@ def test_symbol_name_out_of_range(small_image, tmp_path):
 
 def test_symbol_section_index_out_of_range(small_image, tmp_path):
     elf = ElfFile.from_path(small_image.elf)
-    symoff = int(elf.sections[elf.symtab_index]["sh_offset"])
+    symoff = elf.shdrs[elf.symtab_index].sh_offset
     p = _patched(small_image.elf, tmp_path, "shndx.elf",
                  lambda d: struct.pack_into("<H", d, symoff + 5 * 16 + 14, 0x4000))
     assert "section index" in _error(p).what
@@ -149,11 +149,11 @@ def _structural_offsets(path) -> list[int]:
     the bytes whose corruption reaches the parser rather than a payload."""
     elf = ElfFile.from_path(path)
     h = elf.header
-    spans = [(0, S.EHDR.itemsize),
-             (int(h["e_phoff"]), int(h["e_phnum"]) * S.PHDR.itemsize),
-             (int(h["e_shoff"]), int(h["e_shnum"]) * S.SHDR.itemsize)]
-    sym = elf.sections[elf.symtab_index]
-    spans.append((int(sym["sh_offset"]), int(sym["sh_size"])))
+    spans = [(0, S.EHDR_SIZE),
+             (int(h["e_phoff"]), int(h["e_phnum"]) * S.PHDR_SIZE),
+             (int(h["e_shoff"]), int(h["e_shnum"]) * S.SHDR_SIZE)]
+    sym = elf.shdrs[elf.symtab_index]
+    spans.append((sym.sh_offset, sym.sh_size))
     return [o for start, size in spans for o in range(start, start + size)]
 
 

@@ -176,7 +176,7 @@ def test_only_the_units_holding_the_name_are_walked(image):
 
 
 def test_source_lines(image):
-    where = locate(str(image), ["tensor_arena", "ethosu_init", "start"])
+    where = locate(Image.from_path(image), ["tensor_arena", "ethosu_init", "start"])
     assert {k: (v.file.rsplit("/", 1)[-1], v.line) for k, v in where.items()} == {
         "tensor_arena": ("data.c", 1), "ethosu_init": ("init.c", 3), "start": ("call.c", 5)}
 
@@ -235,7 +235,7 @@ def test_damaged_dwarf_is_one_error(image, tmp_path, section):
             assert isinstance(exc, InputError) and exc.path == str(path)
             assert "\n" not in str(exc)
             errors += 1
-        locate(str(path), ["tensor_arena", "ethosu_init"])      # best effort: never raises
+        locate(Image.from_path(path), ["tensor_arena", "ethosu_init"])      # best effort: never raises
     if section != ".debug_line":
         assert errors                          # damage the questions read is reported
 

@@ -124,7 +124,7 @@ def test_attribution_dwarf_and_map_agree_on_fixture(firmware):
     o = firmware["weak-wrong-memory-u65"]
     image = Image.from_path(o.elf)
     dwarf = Attribution(image)
-    by_map = Attribution(image, parse_map(o.map), str(o.map))
+    by_map = Attribution(image, parse_map(o.map))
     sym = image.lookup(SCRATCH)[0]
     # the backend's weak default and the override are both described at the override's
     # address: DWARF cannot say which won, the map can

@@ -5,7 +5,7 @@ import subprocess
 
 import pytest
 
-from weaklink.analyze import analyze, regions as R, values
+from weaklink.analyze import analyze, regions as R
 from weaklink.read import elfstructs as S
 from weaklink.read.image import Image
 
@@ -19,7 +19,7 @@ def _nm(tc, elf) -> dict[str, tuple[int, str]]:
 def test_thumb_bit_cleared_for_functions_only(small_image, cross_toolchain):
     image = Image.from_path(small_image.elf)
     raw = {s.name: s for n in ("f", "main", "odd_obj") for s in image.lookup(n)}
-    st_value = {n: int(image.elf.symbols["st_value"][raw[n].index]) for n in raw}
+    st_value = {n: image.elf.symbol_entries[raw[n].index][1] for n in raw}
     assert st_value["f"] & 1 and raw["f"].address == st_value["f"] - 1
     assert raw["odd_obj"].address & 1 and raw["odd_obj"].address == st_value["odd_obj"]
     nm = _nm(cross_toolchain, small_image.elf)          # nm prints the cleared address too
@@ -46,7 +46,7 @@ def test_defined_globals_match_nm(small_image, cross_toolchain):
 def test_initial_values(small_image, name, expected):
     image = Image.from_path(small_image.elf)
     sym = image.lookup(name)[0]
-    value = values.initial_value(image, sym)
+    value = image.initial_value(sym)
     if name == "table_ptr":
         assert value == image.lookup("table")[0].address + 8
     else:
@@ -176,10 +176,10 @@ def test_function_near_miss_and_script_without_memory(cross_toolchain, tmp_path)
 
 def test_segment_lookup(small_image):
     image = Image.from_path(small_image.elf)
-    seg = image.elf.segments
+    seg = image.elf.phdrs
     table = image.lookup("table")[0]
     i = image.segment_at(table.address)
-    assert int(seg["p_vaddr"][i]) <= table.address < int(seg["p_vaddr"][i] + seg["p_memsz"][i])
+    assert seg[i].p_vaddr <= table.address < seg[i].p_vaddr + seg[i].p_memsz
     assert image.segment_at(0xFFFFFFF0) is None
     report = analyze(str(small_image.elf), symbols=["table"])
     assert report.queried["table"].to_json()["segment"] == i

@@ -5,9 +5,8 @@ import pytest
 
 from npu.read.blob import read_blob
 from weaklink.bind import load_binding, resolve_bases
-from weaklink.bind.table import ImageSymbols
 from weaklink.errors import InputError
-from weaklink.read.elf import ElfFile
+from weaklink.read.image import Image
 
 SRAM = range(0x31000000, 0x31400000)
 
@@ -43,21 +42,20 @@ def test_missing_preset_lists_the_presets():
 
 @pytest.mark.parametrize("variant", ["weak-example-u85", "weak-custom-u55"])
 def test_region0_is_the_blob_weight_data_in_place(firmware, variant):
-    elf = ElfFile.from_path(firmware[variant].elf)
-    table = resolve_bases(elf, load_binding("executorch-arm"))
-    image = ImageSymbols(elf)
-    model = image.lookup("network_model")
+    image = Image.from_path(firmware[variant].elf)
+    table = resolve_bases(image, load_binding("executorch-arm"))
+    model = image.symbol_named("network_model")
     assert table.model_address == model.address
-    blob = read_blob(image.read(model.address, model.size))
+    blob = read_blob(image.bytes_at(model.address, model.size))
     weights = table.base(0)
     assert weights.size == len(blob.weight_data) > 0
-    assert image.read(weights.address, weights.size) == blob.weight_data
+    assert image.bytes_at(weights.address, weights.size) == blob.weight_data
     assert weights.address % 16 == 0
 
 
 def test_region1_is_the_tensor_arena(firmware):
-    elf = ElfFile.from_path(firmware["weak-example-u85"].elf)
-    table = resolve_bases(elf, load_binding("executorch-arm"))
+    image = Image.from_path(firmware["weak-example-u85"].elf)
+    table = resolve_bases(image, load_binding("executorch-arm"))
     scratch = table.base(1)
     assert scratch.symbol.name == "temp_allocation_pool" and scratch.symbol.size == 0x4000000
     # the backend passes the blob's scratch size, allocated from the pool's start
@@ -76,8 +74,8 @@ def test_region1_is_the_tensor_arena(firmware):
     ("removed-custom-u85", 0, 0, None),
 ])
 def test_region2_follows_the_winning_definition(firmware, variant, address, size, binding):
-    elf = ElfFile.from_path(firmware[variant].elf)
-    fast = resolve_bases(elf, load_binding("executorch-arm")).base(2)
+    image = Image.from_path(firmware[variant].elf)
+    fast = resolve_bases(image, load_binding("executorch-arm")).base(2)
     assert (fast.address in SRAM) if address == "sram" else fast.address == address
     assert fast.size == size
     assert (fast.symbol.binding if fast.symbol else None) == binding
@@ -85,16 +83,15 @@ def test_region2_follows_the_winning_definition(firmware, variant, address, size
 
 def test_image_without_a_model_is_bad_input(firmware, tmp_path):
     # The U85 image with its blob header bytes clobbered: nothing to bind.
-    elf = ElfFile.from_path(firmware["weak-custom-u85"].elf)
-    section = elf.sections[elf.find_section(".ddr.rodata")]
-    at = int(section["sh_offset"])  # network_model is the first thing in .ddr.rodata
+    elf = Image.from_path(firmware["weak-custom-u85"].elf).elf
+    at = elf.shdrs[elf.find_section(".ddr.rodata")].sh_offset  # network_model is the first thing there
     data = bytearray(elf.data)
     assert data[at:at + 15] == b"vela_bin_stream"
     data[at:at + 15] = b"x" * 15
     path = tmp_path / "nomodel.elf"
     path.write_bytes(bytes(data))
     with pytest.raises(InputError, match="vela_bin_stream"):
-        resolve_bases(ElfFile.from_path(path), load_binding("executorch-arm"))
+        resolve_bases(Image.from_path(path), load_binding("executorch-arm"))
 
 
 def test_blob_found_by_scanning_when_the_binding_names_no_symbol(firmware, tmp_path):
@@ -102,9 +99,9 @@ def test_blob_found_by_scanning_when_the_binding_names_no_symbol(firmware, tmp_p
     text = open(preset.path).read().replace('symbol = "network_model"', "")
     path = tmp_path / "noscan.toml"
     path.write_text(text)
-    elf = ElfFile.from_path(firmware["weak-example-u85"].elf)
-    scanned = resolve_bases(elf, load_binding(path))
-    named = resolve_bases(elf, preset)
+    image = Image.from_path(firmware["weak-example-u85"].elf)
+    scanned = resolve_bases(image, load_binding(path))
+    named = resolve_bases(image, preset)
     assert load_binding(path).model_symbol is None
     assert scanned.model_address == named.model_address
     assert scanned.base(0) == named.base(0)
@@ -114,12 +111,12 @@ def test_removed_backend_passes_zero_even_when_the_runner_defines_a_fast_scratch
     from weaklink.bind.references import from_dwarf
 
     outcome = firmware["removed-example-u85"]
-    elf = ElfFile.from_path(outcome.elf)
+    image = Image.from_path(outcome.elf)
     binding = load_binding("executorch-arm")
     # Symbols alone: the runner's strong 384 KB array is there.
-    assert resolve_bases(elf, binding).base(2).address in SRAM
+    assert resolve_bases(image, binding).base(2).address in SRAM
     # DWARF shows that EthosUBackend.cpp never mentions the pointer: the backend passes 0/0.
-    fast = resolve_bases(elf, binding, references=from_dwarf(outcome.elf)).base(2)
+    fast = resolve_bases(image, binding, references=from_dwarf(image.elf)).base(2)
     assert (fast.address, fast.size) == (0, 0)
     assert "passes 0/0" in fast.note
 
@@ -129,6 +126,6 @@ def test_dwarf_references_keep_the_pointer_the_backend_reads(firmware, variant):
     from weaklink.bind.references import from_dwarf
 
     outcome = firmware[variant]
-    elf = ElfFile.from_path(outcome.elf)
+    image = Image.from_path(outcome.elf)
     binding = load_binding("executorch-arm")
-    assert resolve_bases(elf, binding, references=from_dwarf(outcome.elf)) == resolve_bases(elf, binding)
+    assert resolve_bases(image, binding, references=from_dwarf(image.elf)) == resolve_bases(image, binding)

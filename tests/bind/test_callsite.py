@@ -20,7 +20,6 @@ from weaklink.bind import callsite
 from weaklink.bind.consttrack import step
 from weaklink.bind.fastmem import resolve_fast_memory
 from weaklink.bind.binding import FastMemoryRule
-from weaklink.bind.table import ImageSymbols
 from weaklink.read import thumb
 from weaklink.read.image import Image
 
@@ -235,7 +234,7 @@ def test_compiled_call_sites(cross_toolchain, tmp_path, cpu, opt, symbol):
     fast = image.lookup("fast_memory")[0].address if symbol else 0x31000000
     assert call.values.get(2) == fast and call.values.get(3) == 393216
     assert call.values.get(1) == 0x48102000
-    found = resolve_fast_memory(ImageSymbols(image), FastMemoryRule())
+    found = resolve_fast_memory(image, FastMemoryRule())
     assert (found.address, found.size) == (fast, 393216)
     assert found.source.startswith("literal pool")
     assert (found.symbol == "fast_memory") == bool(symbol)
@@ -265,7 +264,7 @@ def test_two_values_on_two_paths_are_unknown(cross_toolchain, tmp_path):
     image = Image.from_path(tmp_path / "x.elf")
     [call] = callsite.from_code(image, "ethosu_init")
     assert 2 not in call.values and call.values.get(3) == 393216
-    found = resolve_fast_memory(ImageSymbols(image), FastMemoryRule())
+    found = resolve_fast_memory(image, FastMemoryRule())
     assert found.unknown and "not the same on every path" in found.note
 
 
@@ -303,7 +302,7 @@ def test_a_call_through_lds_long_branch_stub(cross_toolchain, tmp_path):
     fast = image.lookup("fast_memory")[0].address
     assert (call.values.get(2), call.values.get(3)) == (fast, 393216)
     assert callsite.address_taken(image, "ethosu_init") is None
-    found = resolve_fast_memory(ImageSymbols(image), FastMemoryRule())
+    found = resolve_fast_memory(image, FastMemoryRule())
     assert (found.address, found.size) == (fast, 393216)
 
 
@@ -342,5 +341,5 @@ def test_only_a_function_pointer_reaches_it(cross_toolchain, tmp_path, call):
     assert callsite.from_code(image, "ethosu_init") == []
     hook = image.lookup("npu_init_hook")[0].address
     assert callsite.address_taken(image, "ethosu_init") == hook
-    found = resolve_fast_memory(ImageSymbols(image), FastMemoryRule())
+    found = resolve_fast_memory(image, FastMemoryRule())
     assert found.unknown and f"held at {hook:#x}" in found.note

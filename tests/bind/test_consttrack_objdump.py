@@ -85,11 +85,11 @@ def _writes(mnem: str, ops: str) -> set[int] | None:
 
 def test_written_registers_agree_with_objdump(libc):
     elf, listing = libc
-    names = {elf.section_name(i): i for i in range(len(elf.sections))}
+    names = {elf.section_name(i): i for i in range(len(elf.shdrs))}
     count, wrong = 0, []
     for part in listing.split("\nDisassembly of section ")[1:]:
         i = names[part.split(":", 1)[0]]
-        code, base = elf.section_bytes(i), int(elf.sections[i]["sh_addr"])
+        code, base = elf.section_bytes(i), elf.shdrs[i].sh_addr
         for m in LINE.finditer(part):
             address, mnem = int(m.group(1), 16), m.group(4)
             ops = m.group(5).split("\t@")[0].split(";")[0].strip()

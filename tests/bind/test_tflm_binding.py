@@ -8,7 +8,7 @@ import pytest
 from weaklink.demo.fixtures import tflm as fixtures_tflm
 from weaklink.bind import load_binding, resolve_tables
 from weaklink.errors import InputError
-from weaklink.read.elf import ElfFile
+from weaklink.read.image import Image
 
 
 def test_preset():
@@ -51,14 +51,14 @@ def test_binding_names_the_arena_and_the_fast_memory(tmp_path, no_dwarf_O0):
     preset = Path(load_binding("tflm-ethosu").path).read_text()
     path.write_text(preset.replace("symbols = []\ninput_section", 'symbols = ["tensor_arena"]\ninput_section')
                     .replace("symbols = []\nsize_symbols = []", 'symbols = ["ethosu_fast_memory"]\nsize_symbols = []'))
-    [table] = resolve_tables(ElfFile.from_path(no_dwarf_O0), load_binding(path))
+    [table] = resolve_tables(Image.from_path(no_dwarf_O0), load_binding(path))
     assert table.arena.source == "symbol `tensor_arena` named by the binding"
     assert table.fast_memory.source == "symbol `ethosu_fast_memory` named by the binding"
     assert table.fast_memory.size == 0x60000
 
 
 def test_without_dwarf_the_code_before_the_call_tells(no_dwarf_O0):
-    [table] = resolve_tables(ElfFile.from_path(no_dwarf_O0), load_binding("tflm-ethosu"))
+    [table] = resolve_tables(Image.from_path(no_dwarf_O0), load_binding("tflm-ethosu"))
     assert table.fast_memory.source.startswith("literal pool")
     assert (table.fast_memory.symbol, table.fast_memory.size) == ("ethosu_fast_memory", 0x60000)
 
@@ -66,7 +66,7 @@ def test_without_dwarf_the_code_before_the_call_tells(no_dwarf_O0):
 def test_never_called_means_no_fast_memory(firmware):
     """The ExecuTorch fixture links ethosu_init but nothing calls it or holds its address: the
     driver keeps the fast memory it starts with, none. A fact from the image, not a guess."""
-    [table] = resolve_tables(ElfFile.from_path(firmware["weak-custom-u85"].elf),
+    [table] = resolve_tables(Image.from_path(firmware["weak-custom-u85"].elf),
                              load_binding("executorch-arm"))
     fast = table.fast_memory
     assert (fast.address, fast.given, fast.unknown, fast.source) == (0, False, False, "never called")

@@ -167,3 +167,46 @@ def test_check_reads_the_image_once(tflm, monkeypatch):
     monkeypatch.setattr(Path, "read_bytes", counting_read_bytes)
     _check(im)
     assert len(reads) == 1, reads
+
+
+def test_check_reads_the_map_once(tflm, monkeypatch):
+    """The map is parsed once and its text serves every later question: the arena's input
+    section (this image's arena is found there) and the defining files."""
+    import builtins
+
+    im = tflm["fast-sram-u85"]
+    reads = []
+    real_open, real_read_text = builtins.open, Path.read_text
+
+    def counting_open(file, *a, **kw):
+        if str(file) == str(im.map):
+            reads.append("open")
+        return real_open(file, *a, **kw)
+
+    def counting_read_text(self, *a, **kw):
+        if str(self) == str(im.map):
+            reads.append("read_text")
+        return real_read_text(self, *a, **kw)
+
+    monkeypatch.setattr(builtins, "open", counting_open)
+    monkeypatch.setattr(Path, "read_text", counting_read_text)
+    report = _check(im)
+    assert "map)" in report.table.arena.source
+    assert len(reads) == 1, reads
+
+
+def test_check_scans_ethosu_init_calls_once(tflm, monkeypatch):
+    """The SoC choice (r1: the NPU base) and the fast memory (r2, r3) read the same calls of
+    ethosu_init: its callers' code is followed once."""
+    from weaklink.bind import callsite
+
+    scans = []
+    real = callsite.from_code
+
+    def counting(image, callee):
+        scans.append(callee)
+        return real(image, callee)
+
+    monkeypatch.setattr(callsite, "from_code", counting)
+    _check(tflm["fast-sram-O0-u85"])
+    assert scans == ["ethosu_init"], scans

@@ -32,8 +32,8 @@ def test_corrupt_dwarf_string_in_check_is_one_line(tmp_path, capsys):
     elf = ElfFile.from_path(elf_path)
     data = bytearray(elf.data)
     i = elf.find_section(".debug_str")
-    start = int(elf.sections[i]["sh_offset"])
-    strings = bytes(data[start:start + int(elf.sections[i]["sh_size"])])
+    start = elf.shdrs[i].sh_offset
+    strings = bytes(data[start:start + elf.shdrs[i].sh_size])
     # The fuzz run's byte fell inside a call origin's name; where that name sits in .debug_str
     # depends on the build's paths, so the test finds it rather than using the run's offset.
     at = start + strings.index(b"\0ethosu_invoke_v3\0") + 1

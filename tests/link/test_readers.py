@@ -114,9 +114,9 @@ def test_corrupt_archive(lib, mutate, what):
 
 def test_symbol_name_offset_out_of_range(lib):
     obj = ObjectFile.from_path(lib.root / "q1.o")
-    sh = obj.elf.sections[obj.elf.symtab_index]
+    sh = obj.elf.shdrs[obj.elf.symtab_index]
     data = bytearray((lib.root / "q1.o").read_bytes())
-    last = int(sh["sh_offset"]) + int(sh["sh_size"]) - 16
+    last = sh.sh_offset + sh.sh_size - 16
     data[last:last + 4] = (0x7FFFFFF0).to_bytes(4, "little")
     (lib.root / "bad.o").write_bytes(bytes(data))
     with pytest.raises(InputError, match="name offset .* out of range") as exc:

@@ -1,6 +1,8 @@
 """Firmware ELF analysis: which definition won, where it lives, what it holds at reset.
 
-`analyze(path, ...)` reads a linked image and returns one AnalysisReport. The passes, in order:
+`analyze(path, ...)` reads a linked image and returns one AnalysisReport; `analyze_image(image,
+link_map, ...)` analyses an image (and map) already read (weaklink check reads each once). The
+passes, in order:
 
 1. read the image (ET_EXEC, ARM) and, when given, the ld map;
 2. regions: map "Memory Configuration" > board preset > the image's segments and sections;
@@ -26,44 +28,45 @@ from weaklink.errors import UsageError
 from weaklink.read import elfstructs as S
 from weaklink.read.image import Image
 from weaklink.read.ldmap import parse_map
+from weaklink.read.linkmap import LinkMap
 
 MACHINES = {S.EM_ARM: "ARM"}
 ATTRIBUTE_ALL_WEAK_BELOW = 64     # small images: attribute every weak survivor too
 
 
-def analyze(path: str, *, map_path: str | None = None, board: str | None = None,
-            symbols: Sequence[str] = (), expect_override: Sequence[str] = (),
-            expect_region: Mapping[str, str] | None = None,
-            link_inputs: Sequence[str] | None = None, link_dir: str | None = None,
-            image: Image | None = None, weak_defaults: bool = True) -> AnalysisReport:
-    """`image`: the image already read from `path` (weaklink check reads the file once).
-    `weak_defaults=False` leaves out the weak-default-survived infos and their vague-linkage
-    evidence (check reports neither; the DWARF of every weak C++ symbol is not read)."""
+def analyze(path: str, *, map_path: str | None = None, **options) -> AnalysisReport:
+    """analyze_image of the image at `path` and the map at `map_path`, each read once."""
+    return analyze_image(Image.from_path(path), parse_map(map_path) if map_path else None,
+                         **options)
+
+
+def analyze_image(image: Image, link_map: LinkMap | None = None, *, board: str | None = None,
+                  symbols: Sequence[str] = (), expect_override: Sequence[str] = (),
+                  expect_region: Mapping[str, str] | None = None,
+                  link_inputs: Sequence[str] | None = None,
+                  link_dir: str | None = None) -> AnalysisReport:
+    """`link_map`: the link's map (weaklink.read.ldmap), or None."""
     expect_region = dict(expect_region or {})
-    image = image if image is not None else Image.from_path(path)
-    link_map = _read_map(map_path)
-    regions = _regions(image, link_map, map_path, board)
+    regions = _regions(image, link_map, board)
     table = GlobalSymbols(image, regions)
     demangling = table.start_demangling()
-    attribution = Attribution(image, link_map, map_path)
+    attribution = Attribution(image, link_map)
 
     names = list(dict.fromkeys([*symbols, *expect_region]))
     queried = {n: _query(image, regions, n, table) for n in names}
-    facts = CxxFacts(table, attribution, _comdat(attribution, link_map, map_path, link_dir))
-    if weak_defaults or expect_override:
-        weak_rows, found, vague = F.weak_defaults(table, frozenset(expect_override), facts)
-    else:
-        weak_rows, found, vague = [], [], {}
+    facts = CxxFacts(table, attribution, _comdat(attribution, link_map, link_dir))
+    weak_rows, found, vague = F.weak_defaults(table, frozenset(expect_override), facts)
     found += F.near_misses(table, facts)
     found += _expectations(image, regions, queried, expect_override, expect_region)
     notes: list[str] = []
     if any(ASSUMED in why for why in vague.values()):
         notes.append(f"assumption: {ASSUMPTION}")
-    found += _not_extracted(table, link_map, map_path, link_inputs, link_dir, notes,
+    found += _not_extracted(table, link_map, link_inputs, link_dir, notes,
                             expect_override)
     found.sort(key=lambda f: (F.SEVERITIES.index(f.severity), f.rule, f.symbol))
 
-    defined_in = _attribute(image, attribution, queried, found, table, weak_rows)
+    defined_in = attribution.table_units(table.cols)
+    defined_in.update(_attribute(image, attribution, queried, found, table, weak_rows, defined_in))
     if (left := _ambiguous(attribution, table, defined_in)):
         notes.append(f"defined_in left null for {left} (the DWARF of several units defines "
                      "each: a weak default beside the definition that replaced it; "
@@ -76,6 +79,23 @@ def analyze(path: str, *, map_path: str | None = None, board: str | None = None,
                           tuple(found), weak_rows, defined_in, demangling, tuple(notes), vague)
 
 
+def npu_findings(image: Image, link_map: LinkMap | None,
+                 names: Sequence[str]) -> tuple[list[F.Finding], dict[str, str]]:
+    """What weaklink check takes from the analysis: the findings that bear on the NPU verdict
+    (near-miss-override, override-not-extracted) and, by name, the unit that defined each of
+    `names` (the symbols the binding reads). None of the rest of the report is computed: the
+    unit of every symbol, region usage, the weak-default infos."""
+    table = GlobalSymbols(image, R.from_image(image))
+    table.start_demangling()
+    attribution = Attribution(image, link_map)
+    facts = CxxFacts(table, attribution, _comdat(attribution, link_map, None))
+    found = F.near_misses(table, facts) + _not_extracted(table, link_map, None, None, [])
+    found.sort(key=lambda f: (F.SEVERITIES.index(f.severity), f.rule, f.symbol))
+    defined = {n: hits[0] for n in names if (hits := _lookup(image, n, table))}
+    units = attribution.many(list(defined.values()))
+    return found, {n: units[s.index] for n, s in defined.items() if s.index in units}
+
+
 def query(report: AnalysisReport, name: str, attribution: Attribution | None = None) -> Query:
     """One more symbol of an analysed image, with the --symbol fields (weaklink diff uses it
     for the symbols that changed); `attribution` fills in defined_in."""
@@ -86,30 +106,30 @@ def query(report: AnalysisReport, name: str, attribution: Attribution | None = N
     return q
 
 
-def _read_map(map_path):
-    if map_path is None:
-        return None
-    return parse_map(map_path)
-
-
-def _regions(image, link_map, map_path, board) -> R.RegionMap:
+def _regions(image, link_map, board) -> R.RegionMap:
     # A script without MEMORY gives a map with only ld's *default* region: use the next source.
     if link_map is not None and any(m.name != R.LD_DEFAULT_REGION for m in link_map.memory):
-        return R.from_link_map(link_map.memory, map_path)
+        return R.from_link_map(link_map.memory, link_map.path)
     if board is not None:
         return R.from_board(board)
     return R.from_image(image)
 
 
-def _query(image: Image, regions: R.RegionMap, name: str, table: GlobalSymbols) -> Query:
+def _lookup(image: Image, name: str, table: GlobalSymbols) -> tuple:
+    """The defined symbols called `name`: a .symtab name, or a demangled C++ name (`ns::x`)."""
     hits = image.lookup(name)
-    if not hits and "::" in name:                  # a demangled C++ name
+    if not hits and "::" in name:
         index = table.find_demangled(name)
-        hits = [image.symbol(index)] if index is not None else []
+        hits = (image.symbol(index),) if index is not None else ()
+    return hits
+
+
+def _query(image: Image, regions: R.RegionMap, name: str, table: GlobalSymbols) -> Query:
+    hits = _lookup(image, name, table)
     if not hits:
         return Query(name, False)
     sym = hits[0]
-    value = values.initial_value(image, sym)
+    value = image.initial_value(sym)
     return Query(name, True, sym.name, demangle(sym.name), sym.binding_name, sym.type_name,
                  sym.address, sym.size, image.section_name(sym.shndx),
                  regions.name_at(sym.address), value,
@@ -132,16 +152,16 @@ def _expectations(image, regions, queried, expect_override, expect_region) -> li
     return out
 
 
-def _comdat(attribution, link_map, map_path, link_dir):
+def _comdat(attribution, link_map, link_dir):
     """The COMDAT evidence of the link's input objects, when the map's LOAD files are found
     (cxxlinkage point 3), else None."""
     if link_map is None:
         return None
-    where = link_dir or extraction.find_link_dir(extraction.args_from_map(link_map), map_path)
+    where = link_dir or extraction.find_link_dir(extraction.args_from_map(link_map), link_map.path)
     return None if where is None else extraction.comdat_evidence(attribution.map, where)
 
 
-def _not_extracted(table, link_map, map_path, link_inputs, link_dir, notes: list[str],
+def _not_extracted(table, link_map, link_inputs, link_dir, notes: list[str],
                    expected: Sequence[str] = ()):
     """override-not-extracted needs the link's inputs: --link-inputs, or the map's LOAD
     lines when their files are still there. `notes` says why the check did not run."""
@@ -156,7 +176,7 @@ def _not_extracted(table, link_map, map_path, link_inputs, link_dir, notes: list
             return []
     else:
         return []
-    where = link_dir or extraction.find_link_dir(args, map_path)
+    where = link_dir or extraction.find_link_dir(args, link_map.path if link_map else None)
     if where is None and not link_inputs:
         notes.append("override-not-extracted not checked: the map's LOAD inputs were not "
                      "found (give --link-dir DIR, where ld ran)")
@@ -169,16 +189,14 @@ def _not_extracted(table, link_map, map_path, link_inputs, link_dir, notes: list
                                     discarded)
 
 
-def _attribute(image, attribution, queried, found, table, weak_rows) -> dict[int, str]:
-    """DWARF for every symbol it covers; the map, too, for the queried symbols, the findings
-    and (small images) the surviving weak definitions."""
-    out = attribution.table_units(table.cols)
+def _attribute(image, attribution, queried, found, table, weak_rows, known) -> dict[int, str]:
+    """The units of the queried symbols, the findings and (small images) the surviving weak
+    definitions that `known` (DWARF's units of the table) lacks: DWARF, else the map."""
     wanted = {q.raw_name for q in queried.values() if q.found} | {f.symbol for f in found}
     if len(weak_rows) <= ATTRIBUTE_ALL_WEAK_BELOW:
         wanted |= set(table.names(weak_rows))
     syms = [hits[0] for n in sorted(wanted) if (hits := image.lookup(n))]
-    out.update(attribution.many([s for s in syms if s.index not in out]))
-    return out
+    return attribution.many([s for s in syms if s.index not in known])
 
 
 def _ambiguous(attribution, table, defined_in: dict[int, str]) -> str:

@@ -24,11 +24,10 @@ _IS_FUNC = [t == S.STT_FUNC for t in range(16)]         # by STT_* type
 
 
 class Attribution:
-    def __init__(self, image: Image, link_map=None, map_path: str | None = None):
+    def __init__(self, image: Image, link_map=None):
         self.image = image
         self.link_map = link_map
-        self.map_path = map_path
-        self.map = MapUnits(link_map, map_path)
+        self.map = MapUnits(link_map)
         self.ambiguous: set[int] = set()     # addresses of variables several units define
         self._header_files: dict[tuple[int, int], bool | None] = {}
 

@@ -1,20 +1,11 @@
-"""What a queried symbol holds at reset, and where that value points.
-
-An initialised object's value is the PROGBITS bytes of its section in the file (the loader
-copies them from the LMA); .bss and NOLOAD sections are NOBITS and start as zero
-(anchors_ecosystem_style.md A1). Integers are little-endian: the Corstone Cortex-M cores run
-little-endian (ELFDATA2LSB is checked when the file is read).
-"""
+"""Where a queried symbol's reset value (weaklink.read.layout: Image.initial_value) points."""
 from __future__ import annotations
 
 from collections import namedtuple
 
-from weaklink.analyze.addresses import holder
 from weaklink.analyze.regions import RegionMap
-from weaklink.read import elfstructs as S
-from weaklink.read.image import Image, Symbol
+from weaklink.read.image import Image
 
-VALUE_SIZES = (1, 2, 4, 8)
 POINTER_SIZE = 4            # ELF32: a data pointer is one 32-bit word
 
 
@@ -28,24 +19,15 @@ class PointsTo(namedtuple("PointsTo", "symbol offset region")):
         return {"symbol": self.symbol, "offset": self.offset, "region": self.region}
 
 
-def initial_value(image: Image, sym: Symbol) -> int | None:
-    """The symbol's reset value as an unsigned little-endian integer, for sizes 1, 2, 4, 8
-    of data (objects and untyped labels); None for functions and other sizes."""
-    if sym.size not in VALUE_SIZES or sym.type in (S.STT_FUNC, S.STT_SECTION, S.STT_FILE):
-        return None
-    raw = image.initial_bytes(sym)
-    return None if raw is None else int.from_bytes(raw, "little")
-
-
 def points_to(image: Image, regions: RegionMap, value: int | None, size: int) -> PointsTo | None:
     """Where a pointer-sized value points: the containing symbol (locals included: a
     `static` array is a typical target) and region. A null pointer points nowhere."""
     if value is None or size != POINTER_SIZE or value == 0:
         return None
-    hit = holder(image, value)
+    hit = image.symbol_at(value)
     region = regions.name_at(value)
     if hit is not None:
-        return PointsTo(hit[0], hit[1], region)
+        return PointsTo(hit.name, hit.offset(value), region)
     if region is None:
         return None
     return PointsTo(None, value - regions.find(region).origin, region)

@@ -22,18 +22,16 @@ the reader cannot follow (a writable word, a field of an object) leaves room for
 from __future__ import annotations
 
 import re
-from pathlib import Path
+from itertools import compress
 
-import numpy as np
-
-from weaklink.analyze.targets import targets
 from weaklink.bind.binding import ArenaRule
-from weaklink.bind.fastmem import symbol_at
 from weaklink.bind.tflm import ARENA_OPTION, Arena
 from weaklink.bind.tflmcalls import calls_of
 from weaklink.demangle import demangle
 from weaklink.errors import InputError
 from weaklink.read import elfstructs as S
+from weaklink.read.image import Image
+from weaklink.read.ldmap import input_sections
 
 # Input sections applications place their arena in (tflite-micro's examples use
 # .bss.tensor_arena; Zephyr's samples/modules/tflite-micro/tflm_ethosu `tflm_arena`; Arm's ML
@@ -44,80 +42,72 @@ APP_SECTIONS = (".bss.tensor_arena", "tflm_arena", ".bss.NoInit.activation_buf")
 # compiler makes, never a buffer an application hands TFLM.
 SPECIAL_NAMES = (b"_ZTV", b"_ZTT", b"_ZTC", b"_ZTI", b"_ZTS", b"_ZGV", b"_ZGR", b"_ZTH", b"_ZTW",
                  b"_ZThn", b"_ZTv", b"_ZTc")
-_MAP_INPUT = r"^ ({name})\s+(0x[0-9a-fA-F]+)\s+(0x[0-9a-fA-F]+)\s+(\S+)"
 _ADDR_SIZE = re.compile(r"^(0x[0-9a-fA-F]+|\d+):(0x[0-9a-fA-F]+|\d+)$")
 
 
-def _from_map(map_path, pattern: str) -> tuple[int, int, str, str] | None:
-    """The largest input section whose name matches `pattern` (a regex) in a GNU ld map:
+def _from_map(link_map, pattern: str) -> tuple[int, int, str, str] | None:
+    """The largest non-empty input section whose name matches `pattern` (a regex) in the map:
     (address, size, file, section name)."""
-    try:
-        text = Path(map_path).read_text(errors="replace")
-    except OSError:
-        return None
-    best = None
-    for m in re.finditer(_MAP_INPUT.format(name=pattern), text, re.M):
-        size = int(m.group(3), 16)
-        if size and (best is None or size > best[1]):
-            best = (int(m.group(2), 16), size, m.group(4), m.group(1))
-    return best
+    found = [s for s in input_sections(link_map, pattern) if s[1]]
+    return max(found, key=lambda s: s[1], default=None)
 
 
-def _objects(image):
+def _objects(image: Image):
     """(demangled name, address, size) of every sized data object with `arena` in its name:
     no function, no C++ special name, nothing in an executable section."""
-    t = targets(image)
-    rows = np.flatnonzero((t.type == S.STT_OBJECT) & (t.size > 0))
-    for row, raw in zip(rows, image.cut_names(t.name_off[rows])):
+    c = image.defined
+    rows = sorted((k for k in compress(range(len(c)), map(S.STT_OBJECT.__eq__, c.type)) if c.size[k]),
+                  key=c.address.__getitem__)
+    for row, raw in zip(rows, image.cut_names([c.name_off[k] for k in rows])):
         if b"arena" in raw.lower() and not raw.startswith(SPECIAL_NAMES):
-            shndx = image.section_at(int(t.address[row]))
+            shndx = image.section_at(c.address[row])
             if shndx is not None and image.elf.shdrs[shndx].sh_flags & S.SHF_EXECINSTR:
                 continue
-            yield demangle(raw.decode("utf-8", "replace")), int(t.address[row]), int(t.size[row])
+            yield demangle(raw.decode("utf-8", "replace")), c.address[row], c.size[row]
 
 
-def _lookup(symbols, name: str):
-    fact = symbols.lookup(name, local=True)
-    if fact is not None:
-        return fact.name, fact.address, fact.size
-    t = targets(symbols.image)
-    rows = np.flatnonzero(t.size > 0)
-    for row, raw in zip(rows, symbols.image.cut_names(t.name_off[rows])):
+def _lookup(image: Image, name: str):
+    sym = image.symbol_named(name, local=True)
+    if sym is not None:
+        return sym.name, sym.address, sym.size
+    c = image.defined
+    rows = sorted(compress(range(len(c)), c.size), key=c.address.__getitem__)
+    for row, raw in zip(rows, image.cut_names([c.name_off[k] for k in rows])):
         if raw.startswith(b"_Z") and demangle(raw.decode("utf-8", "replace")) == name:
-            return name, int(t.address[row]), int(t.size[row])
+            return name, c.address[row], c.size[row]
     return None
 
 
-def _name_at(symbols, address: int) -> str | None:
-    name = symbol_at(symbols.image, address)
-    return demangle(name) if name else None
+def _name_at(image: Image, address: int) -> str | None:
+    sym = image.symbol_at(address) if address else None
+    return demangle(sym.name) if sym else None
 
 
-def stated(symbols, spec: str, map_path=None) -> Arena:
+def stated(image: Image, spec: str, link_map=None) -> Arena:
     """`--arena SYMBOL|SECTION|ADDR:SIZE`; one InputError when it names nothing."""
     m = _ADDR_SIZE.match(spec)
     if m:
         address, size = int(m.group(1), 0), int(m.group(2), 0)
-        return Arena(_name_at(symbols, address), address, size, f"--arena {spec}")
-    hit = _lookup(symbols, spec)
+        return Arena(_name_at(image, address), address, size, f"--arena {spec}")
+    hit = _lookup(image, spec)
     if hit:
         return Arena(demangle(hit[0]), hit[1], hit[2], f"--arena {spec}: the symbol")
-    elf = symbols.elf
-    for i, sh in enumerate(elf.sections):
-        if elf.section_name(i) == spec and int(sh["sh_flags"]) & S.SHF_ALLOC:
-            return Arena(spec, int(sh["sh_addr"]), int(sh["sh_size"]), f"--arena {spec}: the output section")
-    hit = _from_map(map_path, re.escape(spec)) if map_path else None
+    elf = image.elf
+    for i, sh in enumerate(elf.shdrs):
+        if elf.section_name(i) == spec and sh.sh_flags & S.SHF_ALLOC:
+            return Arena(spec, sh.sh_addr, sh.sh_size, f"--arena {spec}: the output section")
+    hit = _from_map(link_map, re.escape(spec)) if link_map else None
     if hit:
-        return Arena(_name_at(symbols, hit[0]) or spec, hit[0], hit[1],
+        return Arena(_name_at(image, hit[0]) or spec, hit[0], hit[1],
                      f"--arena {spec}: the input section ({hit[2]}, map)")
     raise InputError(elf.name, f"--arena {spec}: no symbol or output section of that name in the "
-                     f"image{'' if map_path else ' (an input section needs --map)'}, and not ADDR:SIZE")
+                     f"image{'' if link_map else ' (an input section needs --map)'}, and not ADDR:SIZE")
 
 
-def _evidence(symbols) -> tuple[Arena | None, str, bool]:
+def _evidence(image: Image) -> tuple[Arena | None, str, bool]:
     """The arena every call agrees on, or None with why it cannot be read, and whether the
     code computes it at run time."""
-    passed = calls_of(symbols.image).arena()
+    passed = calls_of(image).arena()
     if not passed:
         return None, ("no call of TFLM's interpreter constructor or MicroAllocator::Create with "
                       "an arena was found in the code"), False
@@ -130,25 +120,25 @@ def _evidence(symbols) -> tuple[Arena | None, str, bool]:
         return None, (f"{len(passed)} calls hand TFLM different arenas ("
                       f"{', '.join(f'{v:#x}' for v in sorted(values))})"), False
     p = passed[0]
-    name = symbol_at(symbols.image, p.value)
-    fact = _lookup(symbols, name) if name else None
+    held = image.symbol_at(p.value) if p.value else None
+    name = held.name if held else None
+    fact = _lookup(image, name) if name else None
     size = p.size if p.size is not None else (fact[1] + fact[2] - p.value if fact else None)
     via = f"; calls at {', '.join(f'{q.call_site:#x}' for q in passed)}" if len(passed) > 1 else ""
     return Arena(demangle(name) if name else None, p.value, size, f"{p.where}{via}"), "", False
 
 
-def _convention(symbols, rule: ArenaRule, map_path) -> Arena | None:
-    if map_path:
+def _convention(image: Image, rule: ArenaRule, link_map) -> Arena | None:
+    if link_map:
         sections = ((rule.input_section,) if rule.input_section else ()) + APP_SECTIONS
         pattern = "|".join(re.escape(s) + (r"[.\w]*" if s.endswith("_buf") else "") for s in sections)
-        hit = _from_map(map_path, f"(?:{pattern})")
+        hit = _from_map(link_map, f"(?:{pattern})")
         if hit:
-            name = symbol_at(symbols.image, hit[0])
-            name = demangle(name) if name else hit[3]
+            name = _name_at(image, hit[0]) or hit[3]
             return Arena(name, hit[0], hit[1], f"input section {hit[3]} ({hit[2]}, map)",
                          _assumed(name, f"the input section {hit[3]}"))
     best = None
-    for name, address, size in _objects(symbols.image):
+    for name, address, size in _objects(image):
         last = name.rsplit("::", 1)[-1].lower()
         if rule.symbol_suffix and rule.symbol_suffix.lower() in last and (best is None or size > best[2]):
             best = (name, address, size)
@@ -163,21 +153,22 @@ def _assumed(name: str, how: str) -> str:
             f"--arena, or name it under [arena] in a binding, to state it)")
 
 
-def find_arena(symbols, rule: ArenaRule | None, map_path=None, spec: str | None = None) -> Arena:
-    """The tensor arena; unknown (address None) with why, never a guess."""
+def find_arena(image: Image, rule: ArenaRule | None, link_map=None, spec: str | None = None) -> Arena:
+    """The tensor arena; unknown (address None) with why, never a guess. `link_map`: the
+    link's map (weaklink.read.ldmap), whose input sections may hold it."""
     if spec:
-        return stated(symbols, spec, map_path)
+        return stated(image, spec, link_map)
     rule = rule or ArenaRule()
     for name in rule.symbols:
-        fact = symbols.lookup(name, local=True)
-        if fact is not None:
-            return Arena(name, fact.address, fact.size, f"symbol `{name}` named by the binding")
-    found, why, run_time = _evidence(symbols)
+        sym = image.symbol_named(name, local=True)
+        if sym is not None:
+            return Arena(name, sym.address, sym.size, f"symbol `{name}` named by the binding")
+    found, why, run_time = _evidence(image)
     if found is not None:
         return found
     if run_time:        # an allocator's pointer: no object of the image is the arena
         return Arena(None, None, None, why, run_time=True)
-    conv = _convention(symbols, rule, map_path)
+    conv = _convention(image, rule, link_map)
     if conv is not None:
         return Arena(conv.name, conv.address, conv.size, conv.source,
                      f"{conv.assumption[:-1]}; the code does not show it: {why})")

@@ -67,11 +67,10 @@ def from_code(image, callee: str) -> list[ArgValues]:
         return []
     elf = image.elf
     out = []
-    for i, sh in enumerate(elf.sections):
-        if int(sh["sh_type"]) != S.SHT_PROGBITS or not int(sh["sh_flags"]) & S.SHF_EXECINSTR:
+    for i, sh in enumerate(elf.shdrs):
+        if sh.sh_type != S.SHT_PROGBITS or not sh.sh_flags & S.SHF_EXECINSTR:
             continue
-        code, base = elf.section_bytes(i), int(sh["sh_addr"])
-        out += _scan(image, code, base, targets)
+        out += _scan(image, elf.section_bytes(i), sh.sh_addr, targets)
     return out
 
 
@@ -157,11 +156,10 @@ def _linear_calls(code, base, start, end, targets) -> list[int]:
 def _function_extents(image, lo: int, hi: int) -> list[tuple[int, int]]:
     """[start, end) of every function (local and global) in [lo, hi): its symbol's size, or
     up to the next function when the size is 0."""
-    c = image.defined
     sized: dict[int, int] = {}
-    for a, t, n in zip(c.address, c.type, c.size):
-        if t == S.STT_FUNC and lo <= a < hi:
-            sized[a] = max(sized.get(a, 0), n)
+    for fn in image.functions:
+        if lo <= fn.address < hi:
+            sized[fn.address] = max(sized.get(fn.address, 0), fn.size)
     starts = sorted(sized)
     out = []
     for k, a in enumerate(starts):
@@ -177,10 +175,10 @@ def address_taken(image, callee: str) -> int | None:
     funcs = {s.address & ~1 for s in image.lookup(callee) if s.shndx and s.type == S.STT_FUNC}
     _, stubs = _targets(image, callee)
     elf = image.elf
-    for i, sh in enumerate(elf.sections):
-        if int(sh["sh_type"]) != S.SHT_PROGBITS or not int(sh["sh_flags"]) & S.SHF_ALLOC:
+    for i, sh in enumerate(elf.shdrs):
+        if sh.sh_type != S.SHT_PROGBITS or not sh.sh_flags & S.SHF_ALLOC:
             continue
-        data, base = elf.section_bytes(i), int(sh["sh_addr"])
+        data, base = elf.section_bytes(i), sh.sh_addr
         for func in funcs:
             needle = struct.pack("<I", func | 1)
             at = data.find(needle)
@@ -220,10 +218,10 @@ def calls_to(image, targets: set[int]) -> list[CodeCall]:
 
     def memory(pc, address):
         return read_only_word(image, address)
-    for i, sh in enumerate(elf.sections):
-        if int(sh["sh_type"]) != S.SHT_PROGBITS or not int(sh["sh_flags"]) & S.SHF_EXECINSTR:
+    for i, sh in enumerate(elf.shdrs):
+        if sh.sh_type != S.SHT_PROGBITS or not sh.sh_flags & S.SHF_EXECINSTR:
             continue
-        code, base = elf.section_bytes(i), int(sh["sh_addr"])
+        code, base = elf.section_bytes(i), sh.sh_addr
 
         def word(addr, code=code, base=base):
             off = addr - base

@@ -27,14 +27,12 @@ import struct
 from dataclasses import dataclass
 from functools import cache, cached_property
 
-import numpy as np
-
 from weaklink.demangle import demangle
 from weaklink.read import elfstructs as S
 from weaklink.read import thumb
-from weaklink.read.image import Image
-from weaklink.read.symbols import mapping_kind
+from weaklink.read.image import Image, Symbol
 
+_FUNCTION = (S.STT_FUNC,)
 GOT_SYMBOL = "_GLOBAL_OFFSET_TABLE_"
 GOT_SECTIONS = (".got", ".got.plt")
 _WORD = struct.Struct("<I")
@@ -98,34 +96,16 @@ class CodeMap:
                 if sh.sh_type == S.SHT_PROGBITS and sh.sh_flags & S.SHF_ALLOC
                 and sh.sh_flags & S.SHF_EXECINSTR]
 
-    def _locals(self):
-        """(value, shndx, type, name) of the local symbols, in .symtab order."""
-        syms = self.elf.symbols
-        if not len(syms):
-            return []
-        first_global = self.elf.shdrs[self.elf.symtab_index].sh_info
-        idx = np.arange(min(first_global, len(syms)))
-        local = syms[idx]
-        types = (local["st_info"] & 0xF).astype(int)
-        shndx = self.elf.symbol_section_indices()[idx]
-        keep = np.flatnonzero((types == S.STT_FILE) | np.isin(shndx, self.code_sections))
-        names = self.elf.symbol_names(idx[keep])
-        return zip(local["st_value"][keep].tolist(), shndx[keep].tolist(), types[keep].tolist(), names)
-
     def _spans(self) -> list[_Span]:
-        marks, unit = [], None
-        for value, shndx, stype, name in self._locals():
-            if stype == S.STT_FILE:
-                unit = name or None           # ld's own locals follow an STT_FILE with no name
-            elif (kind := mapping_kind(name)) is not None:
-                marks.append((value & ~1, kind, unit, shndx))
+        code = set(self.code_sections)
+        marks = [(m.address, m.kind, m.unit, m.section) for m in self.image.mapping_symbols
+                 if m.section in code]
         if not marks:           # locals discarded (ld -x): each function is a span of code
-            code = set(self.code_sections)
-            for start, size, _ in self._functions[1]:
-                i = self.image.section_at(start)
-                if size and i in code:
-                    marks.append((start, "t", None, i))
-                    marks.append((start + size, "-", None, i))
+            for fn in self.image.functions:
+                i = self.image.section_at(fn.address)
+                if fn.size and i in code:
+                    marks.append((fn.address, "t", None, i))
+                    marks.append((fn.address + fn.size, "-", None, i))
         marks.sort(key=lambda m: m[0])
         spans = []
         for k, (start, kind, unit, shndx) in enumerate(marks):
@@ -147,36 +127,13 @@ class CodeMap:
             return self.spans[k].unit
         return None
 
-    @cached_property
-    def _functions(self) -> tuple[list[int], list[tuple[int, int, str]]]:
-        rows = function_symbols(self.elf)
-        return [r[0] for r in rows], rows
-
-    def function_at(self, address: int) -> tuple[int, int, str] | None:
-        """(start, size, raw name) of the function whose [start, start + size) holds it."""
-        starts, rows = self._functions
-        k = bisect.bisect_right(starts, address) - 1
-        first = k
-        while k >= 0 and rows[k][0] == rows[first][0]:     # aliases share a start
-            start, size, _ = rows[k]
-            if start <= address < start + max(size, 1):
-                return rows[k]
-            k -= 1
-        return None
+    def function_at(self, address: int) -> Symbol | None:
+        """The function (STT_FUNC symbol) that holds `address`."""
+        return self.image.symbol_at(address, _FUNCTION)
 
     def function_name(self, address: int) -> str | None:
         fn = self.function_at(address)
-        return demangle(fn[2]) if fn else None
-
-
-def function_symbols(elf) -> list[tuple[int, int, str]]:
-    """(start, size, raw name) of every defined FUNC symbol, Thumb bit cleared, in order."""
-    syms = elf.symbols
-    types = syms["st_info"] & 0xF
-    idx = np.flatnonzero((types == S.STT_FUNC) & (syms["st_shndx"] != S.SHN_UNDEF))
-    names = elf.symbol_names(idx)
-    return sorted((int(v) & ~1, int(sz), n) for v, sz, n in
-                  zip(syms["st_value"][idx].tolist(), syms["st_size"][idx].tolist(), names))
+        return demangle(fn.name) if fn else None
 
 
 def got_slots(image: Image, address: int) -> tuple[set[int], set[int]]:

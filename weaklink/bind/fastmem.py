@@ -15,18 +15,39 @@ the driver has no fast memory. A binding without [fast_memory] assumes none, and
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
-import numpy as np
-
-from weaklink.analyze.targets import targets
 from weaklink.bind import callsite
 from weaklink.bind.binding import FastMemoryRule
-from weaklink.bind.callsite import FAST_MEMORY_REG, FAST_MEMORY_SIZE_REG
+from weaklink.bind.callsite import FAST_MEMORY_REG, FAST_MEMORY_SIZE_REG, ArgValues
 from weaklink.read import elfstructs as S
 from weaklink.read.dwarf import dwarf_of
+from weaklink.read.image import Image
 
 FAST_MEMORY_INDEX = 2           # base_addr index the driver replaces
 DRIVER_CHECK = "Fast memory area too small"
+INIT = "ethosu_init"
+
+
+class DriverInit:
+    """The calls of the driver's init function in one image, each source read once: DWARF call
+    sites and the code before each call. check reads r1 (the NPU base, weaklink.check.board)
+    and r2, r3 (the fast memory) of the same calls."""
+
+    def __init__(self, image: Image, callee: str = INIT):
+        self.image, self.callee = image, callee
+
+    @cached_property
+    def linked(self) -> bool:
+        return any(s.type == S.STT_FUNC and s.shndx for s in self.image.lookup(self.callee))
+
+    @cached_property
+    def dwarf(self) -> list[ArgValues]:
+        return callsite.from_dwarf(dwarf_of(self.image.elf), self.callee)
+
+    @cached_property
+    def code(self) -> list[ArgValues]:
+        return callsite.from_code(self.image, self.callee)
 
 
 @dataclass(frozen=True)
@@ -57,32 +78,16 @@ def _none(source: str, note: str, assumption: str = "") -> FastMemory:
     return FastMemory(0, 0, source, note=note, assumption=assumption)
 
 
-def symbol_at(image, address: int) -> str | None:
-    """The name of a defined object or function symbol whose extent holds `address`."""
-    t = targets(image)
-    if not len(t) or not address:
-        return None
-    rows = np.flatnonzero((t.address <= address)
-                          & (address < t.address.astype(np.int64) + np.maximum(t.size, 1)))
-    if not len(rows):
-        return None
-    # the innermost start; at one address a sized object or function names it before a
-    # linker-script marker (`__DDR4_start`, size 0, NOTYPE) that happens to sit there
-    typed = np.isin(t.type[rows], (S.STT_OBJECT, S.STT_FUNC))
-    row = int(rows[np.lexsort((typed, t.size[rows] > 0, t.address[rows]))[-1]])
-    return image.text(int(t.name_off[row]), int(t.name_len[row]))
-
-
-def _from_symbols(symbols, rule: FastMemoryRule) -> FastMemory | None:
+def _from_symbols(image: Image, rule: FastMemoryRule) -> FastMemory | None:
     for k, name in enumerate(rule.symbols):
-        fact = symbols.lookup(name, local=True)
-        if fact is None:
+        sym = image.symbol_named(name, local=True)
+        if sym is None:
             continue
         size_name = rule.size_symbols[k] if k < len(rule.size_symbols) else None
-        size_fact = symbols.lookup(size_name, local=True) if size_name else None
-        size = (symbols.word(size_fact) if size_fact else None) or fact.size or None
-        return FastMemory(fact.address, size, f"symbol `{name}` named by the binding", name,
-                          f"`{name}` at {fact.address:#x}, {size} bytes")
+        size_sym = image.symbol_named(size_name, local=True) if size_name else None
+        size = (image.initial_value(size_sym) if size_sym else None) or sym.size or None
+        return FastMemory(sym.address, size, f"symbol `{name}` named by the binding", name,
+                          f"`{name}` at {sym.address:#x}, {size} bytes")
     return None
 
 
@@ -106,33 +111,35 @@ def _agreed(calls, source: str, image, callee: str) -> FastMemory | None:
                                "different fast memories")
     address, size = seen.pop()
     where = f"{source} at {calls[0].call_site:#x}"
-    name = symbol_at(image, address)
+    held = image.symbol_at(address) if address else None
+    name = held.name if held else None
     what = f"`{name}` " if name else ""
     size_text = f"{size} bytes" if size is not None else "size unknown"
     return FastMemory(address, size, where, name,
                       f"{callee} receives {what}{address:#x}, {size_text} ({where})")
 
 
-def resolve_fast_memory(symbols, rule: FastMemoryRule | None) -> FastMemory:
-    """What the driver is initialised with. `symbols` is bind.table.ImageSymbols."""
+def resolve_fast_memory(image: Image, rule: FastMemoryRule | None,
+                        init: DriverInit | None = None) -> FastMemory:
+    """What the driver is initialised with. `init`: the calls of `rule.callee` already read
+    (check reads them once for the NPU base too)."""
     if rule is None:
         return _none("assumed", "the binding says nothing about fast memory",
                      "the driver is given no fast memory (the binding has no [fast_memory] "
                      "table), so base_addr[2] is used as the backend passes it")
-    named = _from_symbols(symbols, rule)
+    named = _from_symbols(image, rule)
     if named is not None:
         return named
-    image = symbols.image
-    if not any(s.type == S.STT_FUNC for s in image.lookup(rule.callee)):
+    if init is None or init.callee != rule.callee:
+        init = DriverInit(image, rule.callee)
+    if not init.linked:
         # The driver keeps fast memory only from its init function: not linked, none given.
         return _none("not linked", f"{rule.callee} is not linked in the image: the driver is "
                      "given no fast memory")
-    dwarf = callsite.from_dwarf(dwarf_of(image.elf), rule.callee)
-    found = _agreed(dwarf, "DWARF call site", image, rule.callee)
+    found = _agreed(init.dwarf, "DWARF call site", image, rule.callee)
     if found is not None and found.address is not None:
         return found
-    code = callsite.from_code(image, rule.callee)
-    found = _agreed(code, "literal pool / immediates before the call", image, rule.callee) or found
+    found = _agreed(init.code, "literal pool / immediates before the call", image, rule.callee) or found
     if found is not None:
         return found
     pointer = callsite.address_taken(image, rule.callee)

@@ -5,13 +5,12 @@ the `removed` backend passes 0/0 even when the runner still defines a fast scrat
 (-g), a unit that declares or defines a variable has a DW_TAG_variable for it (a block-scope
 `extern` gives a declaration DIE, a definition a full one). ld's --cref table cannot answer
 this: a file that defines a name weakly after another file defined it is not listed at all,
-even when it also reads it (ld 2.40, measured on the fixtures). weaklink.bind.readers weighs
+even when it also reads it (ld 2.40, measured on the fixtures). weaklink.bind.evidence weighs
 this against the other evidence (relocations, the code).
 """
 from __future__ import annotations
 
 import functools
-from pathlib import Path
 
 from weaklink.demangle import unqualified
 from weaklink.read.dwarf import Dwarf, dwarf_of
@@ -38,12 +37,9 @@ class DwarfReferences:
         return direct + [u for u in self._mentions(unqualified(name)) if u not in direct]
 
 
-def from_dwarf(elf) -> DwarfReferences | None:
+def from_dwarf(elf: ElfFile) -> DwarfReferences | None:
     """References from DWARF: the names of the compilation units that mention each variable.
-    `elf` is the image's path or its weaklink.read.elf.ElfFile. Returns None when the image
-    has no DWARF (the caller then cannot tell); corrupt DWARF is one InputError (DwarfError)
-    when a question reads it."""
-    if isinstance(elf, (str, Path)):
-        elf = ElfFile.from_path(elf)
+    Returns None when the image has no DWARF (the caller then cannot tell); corrupt DWARF is
+    one InputError (DwarfError) when a question reads it."""
     dwarf = dwarf_of(elf)
     return DwarfReferences(dwarf) if dwarf.present else None

@@ -13,14 +13,12 @@ from typing import Callable
 from npu.read.blob import BLOCK_HEAD, FOOTER, HEADER, VelaBlob, read_blob
 from weaklink.bind import tflm
 from weaklink.bind.arena import find_arena
-from weaklink.bind.tflmcalls import model_missing
-from weaklink.bind.binding import Binding, RegionRule
-from weaklink.bind.fastmem import FAST_MEMORY_INDEX, resolve_fast_memory
-from weaklink.bind.readers import ReaderEvidence, ReadEvidence
+from weaklink.bind.tflmcalls import links_tflm, model_missing
+from weaklink.bind.binding import Binding, RegionRule, load_binding
+from weaklink.bind.fastmem import FAST_MEMORY_INDEX, DriverInit, resolve_fast_memory
+from weaklink.bind.evidence import ReaderEvidence, ReadEvidence
 from weaklink.errors import InputError
 from weaklink.read import elfstructs as S
-from weaklink.analyze.values import initial_value
-from weaklink.read.elf import ElfFile
 from weaklink.read.image import Image
 
 # What a pointer rule asks about its reader: a ReaderEvidence (every source of evidence), or
@@ -77,50 +75,27 @@ class BaseAddressTable:
         return next((b for b in self.bases if b.region == region), None)
 
 
-class ImageSymbols:
-    """The bind step's view of a linked image (weaklink.read.image.Image): defined globals by
-    name, their reset values, and initial bytes by run-time address."""
-
-    def __init__(self, elf: ElfFile | Image):
-        self.image = elf if isinstance(elf, Image) else Image(elf)
-        self.elf = self.image.elf
-
-    def _symbol(self, name: str, local: bool = False):
-        kinds = (S.STB_GLOBAL, S.STB_WEAK) + ((S.STB_LOCAL,) if local else ())
-        return next((s for s in self.image.lookup(name) if s.binding in kinds), None)
-
-    def lookup(self, name: str, *, local: bool = False) -> SymbolFact | None:
-        """A defined global (or weak) symbol; with `local`, a file-local one as a fallback
-        (a `static` arena or buffer)."""
-        sym = self._symbol(name, local)
-        if sym is None:
-            return None
-        return SymbolFact(name, sym.address, sym.size, S.BINDING_NAMES.get(sym.binding, "local"),
-                          self.image.section_name(sym.shndx))
-
-    def word(self, fact: SymbolFact) -> int | None:
-        """The reset value of a pointer- or size-like variable."""
-        sym = self._symbol(fact.name, local=fact.binding == "local")
-        return initial_value(self.image, sym) if sym is not None else None
-
-    def read(self, address: int, size: int, *, clip: bool = False) -> bytes | None:
-        """Initial bytes at a run-time address: the section's file bytes, zeros for NOBITS.
-        None when no section holds them all; with `clip`, up to the section's end."""
-        i = self.image.section_at(address)
-        if i is None:
-            return None
-        sh = self.elf.sections[i]
-        off = address - int(sh["sh_addr"])
-        if not clip and off + size > int(sh["sh_size"]):
-            return None
-        return self.elf.section_bytes(i, off, size)
+def symbol_fact(image: Image, name: str, *, local: bool = False) -> SymbolFact | None:
+    """The defined global (or weak) symbol `name` as the table reports it; with `local`, a
+    file-local one as a fallback (a `static` arena or buffer)."""
+    sym = image.symbol_named(name, local=local)
+    if sym is None:
+        return None
+    return SymbolFact(name, sym.address, sym.size, S.BINDING_NAMES.get(sym.binding, "local"),
+                      image.section_name(sym.shndx))
 
 
-def _blob_at(image: ImageSymbols, address: int, limit: int) -> tuple[bytes, dict[str, int]]:
+def reset_word(image: Image, fact: SymbolFact) -> int | None:
+    """The reset value of a pointer- or size-like variable."""
+    sym = image.symbol_named(fact.name, local=fact.binding == "local")
+    return image.initial_value(sym) if sym is not None else None
+
+
+def _blob_at(image: Image, address: int, limit: int) -> tuple[bytes, dict[str, int]]:
     """The blob bytes starting at `address` and the offset of each block's payload. The
     blocks are walked header by header and only the blob's own bytes are read: the section
     holding it may be a DDR pool of 100 MB."""
-    i = image.image.section_at(address)
+    i = image.section_at(address)
     avail = 0
     if i is not None:
         sh = image.elf.shdrs[i]
@@ -146,19 +121,19 @@ def _looks_like_blob(data: bytes) -> bool:
     return size == 0 and name.rstrip(b"\0") == b"cmd_data"
 
 
-def find_model(image: ImageSymbols, binding: Binding) -> tuple[int, bytes, dict[str, int]]:
+def find_model(image: Image, binding: Binding) -> tuple[int, bytes, dict[str, int]]:
     """(address, blob bytes, payload offset per block) of the embedded vela_bin_stream blob."""
     marker = HEADER.encode().ljust(16, b"\0")
-    fact = image.lookup(binding.model_symbol) if binding.model_symbol else None
+    fact = image.symbol_named(binding.model_symbol) if binding.model_symbol else None
     if fact is not None:
         candidates = [fact.address]
     else:  # the first in a loadable PROGBITS section, 16-byte aligned as vela_bin_read wants
         data = image.elf.data
-        scan = (address for at, address, end in tflm.find_loaded(image.elf, marker) if address % 16 == 0
+        scan = (address for at, address, end in image.find_loaded(marker) if address % 16 == 0
                 and _looks_like_blob(data[at:min(at + 2 * BLOCK_HEAD.size, end)]))
         candidates = list(itertools.islice(scan, 1))
     for address in candidates:
-        head = image.read(address, 2 * BLOCK_HEAD.size) or b""
+        head = image.bytes_at(address, 2 * BLOCK_HEAD.size) or b""
         if head[:16] == marker and _looks_like_blob(head):
             limit = fact.size if fact and fact.size else 1 << 26
             data, payload = _blob_at(image, address, limit)
@@ -167,19 +142,35 @@ def find_model(image: ImageSymbols, binding: Binding) -> tuple[int, bytes, dict[
                      "(give the model with --model)")
 
 
-def _evidence(image: ImageSymbols, refs: References | None, name: str,
+def detect_binding(image: Image, model_given: bool) -> str:
+    """The preset for how the model is embedded: a vela_bin_stream blob (ExecuTorch) or a Vela
+    .tflite with ethos-u operators (TensorFlow Lite Micro)."""
+    try:
+        find_model(image, load_binding("executorch-arm"))
+        return "executorch-arm"
+    except InputError:
+        pass
+    if tflm.find_models(image, load_binding("tflm-ethosu")) or links_tflm(image):
+        return "tflm-ethosu"
+    if model_given:
+        return "executorch-arm"
+    raise InputError(image.name, "no vela_bin_stream blob and no Vela .tflite with an "
+                     "ethos-u operator in the image's loadable sections (give --binding or --model)")
+
+
+def _evidence(image: Image, refs: References | None, name: str,
               reader: str | None) -> ReadEvidence | None:
     if refs is None or reader is None:
         return None
     if not isinstance(refs, ReaderEvidence):        # DWARF alone
-        refs = ReaderEvidence(image.image, dwarf=refs)
+        refs = ReaderEvidence(image, dwarf=refs)
     return refs(name, reader)
 
 
-def _pointer_base(image: ImageSymbols, rule: RegionRule, refs: References | None) -> BoundBase:
+def _pointer_base(image: Image, rule: RegionRule, refs: References | None) -> BoundBase:
     sizes = rule.size_symbols or (None,) * len(rule.symbols)
     for name, size_name in zip(rule.symbols, sizes):
-        fact = image.lookup(name)
+        fact = symbol_fact(image, name)
         if fact is None:
             continue
         evidence = _evidence(image, refs, name, rule.reader)
@@ -187,9 +178,9 @@ def _pointer_base(image: ImageSymbols, rule: RegionRule, refs: References | None
             return BoundBase(rule.index, rule.name, 0, 0, None, None,
                              f"`{name}` is linked but no {rule.reader} unit reads it: the "
                              f"backend passes 0/0 ({evidence.detail})", evidence=evidence)
-        size_fact = image.lookup(size_name) if size_name else None
-        value = image.word(fact) or 0
-        size = (image.word(size_fact) or 0) if size_fact else 0
+        size_fact = symbol_fact(image, size_name) if size_name else None
+        value = reset_word(image, fact) or 0
+        size = (reset_word(image, size_fact) or 0) if size_fact else 0
         kind = "WEAK default" if fact.binding == "weak" else "strong definition"
         return BoundBase(rule.index, rule.name, value, size, fact, size_fact,
                          f"`{name}` = {value:#x} ({kind})", evidence=evidence)
@@ -197,9 +188,9 @@ def _pointer_base(image: ImageSymbols, rule: RegionRule, refs: References | None
                      f"none of {', '.join(rule.symbols)} is defined: the backend passes 0/0")
 
 
-def _symbol_base(image: ImageSymbols, rule: RegionRule, blob: VelaBlob | None = None) -> BoundBase:
+def _symbol_base(image: Image, rule: RegionRule, blob: VelaBlob | None = None) -> BoundBase:
     for name in rule.symbols:
-        fact = image.lookup(name)
+        fact = symbol_fact(image, name)
         if fact is None:
             continue
         if rule.size == "model-scratch" and blob is not None:
@@ -214,13 +205,11 @@ def _symbol_base(image: ImageSymbols, rule: RegionRule, blob: VelaBlob | None = 
                      f"{', '.join(rule.symbols)} is defined in the image")
 
 
-def resolve_bases(elf: ElfFile | ImageSymbols, binding: Binding,
-                  references: References | None = None,
+def resolve_bases(image: Image, binding: Binding, references: References | None = None,
                   *, require_model: bool = True) -> BaseAddressTable:
     """Compute the base-address table. `references` (a ReaderEvidence, or DWARF alone) lets a
     pointer rule tell a symbol the backend reads from one it never reads. With `require_model=False` (the model comes
     from elsewhere) an image without an embedded blob gets region 0 = 0, said in its note."""
-    image = elf if isinstance(elf, ImageSymbols) else ImageSymbols(elf)
     elf = image.elf
     try:
         address, raw, payload = find_model(image, binding)
@@ -241,21 +230,21 @@ def resolve_bases(elf: ElfFile | ImageSymbols, binding: Binding,
                             address + payload.get("cmd_data", 0) if raw else 0)
 
 
-def resolve_tables(elf: ElfFile | ImageSymbols, binding: Binding,
-                   references: References | None = None, *, map_path=None,
-                   require_model: bool = True, arena: str | None = None,
-                   placed=None) -> list[BaseAddressTable]:
+def resolve_tables(image: Image, binding: Binding, references: References | None = None, *,
+                   link_map=None, init: DriverInit | None = None, require_model: bool = True,
+                   arena: str | None = None, placed=None) -> list[BaseAddressTable]:
     """Every table the firmware will pass: one per embedded model and ethos-u operator for a
     tflite binding, the one of the blob otherwise; the driver's fast-memory rule applied.
     tflite: `arena` states the tensor arena (--arena), `placed` is a model the image reads
-    from outside itself (tflm.EmbeddedModel, --model FILE@ADDR)."""
-    image = elf if isinstance(elf, ImageSymbols) else ImageSymbols(elf)
-    fast = resolve_fast_memory(image, binding.fast_memory)
+    from outside itself (tflm.EmbeddedModel, --model FILE@ADDR). `link_map`: the link's map
+    (weaklink.read.ldmap), whose input sections may hold the arena; `init`: the calls of the
+    driver's init function, read once (weaklink.bind.fastmem.DriverInit)."""
+    fast = resolve_fast_memory(image, binding.fast_memory, init)
     if binding.model_format == "tflite":
-        tables = _tflm_tables(image, binding, map_path, require_model, arena, placed)
+        tables = _tflm_tables(image, binding, link_map, require_model, arena, placed)
     else:
         tables = [resolve_bases(image, binding, references, require_model=require_model)]
-    fact = image.lookup(fast.symbol, local=True) if fast.symbol else None
+    fact = symbol_fact(image, fast.symbol, local=True) if fast.symbol else None
     return [apply_fast_memory(replace(t, fast_memory=fast), fact) for t in tables]
 
 
@@ -277,14 +266,14 @@ def apply_fast_memory(table: BaseAddressTable, fact: SymbolFact | None = None) -
     return replace(table, bases=tuple(new if b is old else b for b in table.bases))
 
 
-def _tflm_tables(image: ImageSymbols, binding: Binding, map_path, require_model: bool,
+def _tflm_tables(image: Image, binding: Binding, link_map, require_model: bool,
                  spec: str | None = None, placed=None):
     models = [placed] if placed is not None else tflm.find_models(image, binding)
     if not models:
         if require_model:
             raise InputError(image.elf.name, model_missing(image))
         return []
-    arena = find_arena(image, binding.arena, map_path, spec)
+    arena = find_arena(image, binding.arena, link_map, spec)
     tables = []
     for m in models:
         for op in m.operators:
@@ -295,7 +284,7 @@ def _tflm_tables(image: ImageSymbols, binding: Binding, map_path, require_model:
                 address, size, note, bounds, offset = tflm.tensor_base(
                     i, name, tensor, m, arena, first.get(tensor.index))
                 first.setdefault(tensor.index, i)
-                fact = image.lookup(arena.name, local=True) if bounds and arena.name else None
+                fact = symbol_fact(image, arena.name, local=True) if bounds and arena.name else None
                 bases.append(BoundBase(i, name, address or 0, size, fact, None, note, bounds,
                                        offset, unknown=note if address is None else "",
                                        run_time=address is None and arena.run_time))

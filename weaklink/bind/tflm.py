@@ -18,14 +18,14 @@ base-address table each `ethos-u` operator passes to the driver.
 from __future__ import annotations
 
 from dataclasses import dataclass
-
-import numpy as np
+from pathlib import Path
 
 from npu.read.tflite import IDENTIFIER, EthosuOperator, TflTensor, read_tflite
-from weaklink.analyze.targets import targets
 from weaklink.bind.binding import Binding
+from weaklink.bind.tflmcalls import calls_of
 from weaklink.errors import InputError
 from weaklink.read import elfstructs as S
+from weaklink.read.image import Image
 
 
 @dataclass(frozen=True)
@@ -75,54 +75,36 @@ class Arena:
                 "decided_at_run_time": self.run_time}
 
 
-def find_loaded(elf, needle: bytes, skip: int = 0):
-    """(file offset, address, its section's end offset) of everything in the loadable PROGBITS
-    sections that holds `needle` `skip` bytes in; searched in place: a mapped image's pools
-    of tens of MB are not copied."""
-    data = elf.data
-    for sh in elf.sections:
-        if int(sh["sh_type"]) == S.SHT_PROGBITS and int(sh["sh_flags"]) & S.SHF_ALLOC:
-            offset = int(sh["sh_offset"])
-            end = offset + int(sh["sh_size"])
-            hit = data.find(needle, offset + skip, end)
-            while hit >= 0:
-                yield hit - skip, int(sh["sh_addr"]) + hit - skip - offset, end
-                hit = data.find(needle, hit + 1, end)
-
-
-def _model_at(symbols, data: bytes, address: int, origin: int, marker: str | None):
+def _model_at(image: Image, data: bytes, address: int, origin: int, marker: str | None):
     try:
-        model = read_tflite(data, symbols.elf.name, origin)
+        model = read_tflite(data, image.name, origin)
     except InputError:
         return None
     if not model.operators:
         return None
-    name = marker or _marker(symbols.image, address)
+    name = marker or _marker(image, address)
     return EmbeddedModel(address, name, data[:model.extent], model.operators, model.offline_plan)
 
 
-def _marker(image, address: int) -> str | None:
-    t = targets(image)
-    rows = np.flatnonzero(t.address == address)
-    for row in rows:
-        if t.type[row] in (S.STT_OBJECT, S.STT_NOTYPE) and t.size[row]:
-            return image.text(int(t.name_off[row]), int(t.name_len[row]))
-    return None
+def _marker(image: Image, address: int) -> str | None:
+    """The array that starts at the flatbuffer's first byte (g_model[])."""
+    sym = image.symbol_at(address, (S.STT_OBJECT, S.STT_NOTYPE))
+    return sym.name if sym is not None and sym.address == address and sym.size else None
 
 
-def find_models(symbols, binding: Binding) -> list[EmbeddedModel]:
+def find_models(image: Image, binding: Binding) -> list[EmbeddedModel]:
     """Every embedded .tflite with ethos-u operators, in address order."""
     if binding.model_symbol:
-        fact = symbols.lookup(binding.model_symbol, local=True)
-        if fact is not None:
-            data = symbols.read(fact.address, fact.size or (1 << 26), clip=True) or b""
-            found = _model_at(symbols, data, fact.address, fact.address, binding.model_symbol)
+        sym = image.symbol_named(binding.model_symbol, local=True)
+        if sym is not None:
+            data = image.bytes_at(sym.address, sym.size or (1 << 26), clip=True) or b""
+            found = _model_at(image, data, sym.address, sym.address, binding.model_symbol)
             if found:
                 return [found]
-    out, data = [], symbols.elf.data
-    for start, address, end in find_loaded(symbols.elf, IDENTIFIER, 4):   # it follows the root offset
+    out, data = [], image.elf.data
+    for start, address, end in image.find_loaded(IDENTIFIER, 4):   # it follows the root offset
         if address % 4 == 0:
-            found = _model_at(symbols, data[start:end], address, start, None)
+            found = _model_at(image, data[start:end], address, start, None)
             if found:
                 out.append(found)
     return out
@@ -166,11 +148,29 @@ def tensor_base(region: int, name: str, tensor: TflTensor, model: EmbeddedModel,
                            f"(offline memory plan){beyond}"), bounds, offset
 
 
-def placed_model(data: bytes, address: int, name: str, how: str) -> EmbeddedModel:
-    """A .tflite the image reads from `address` outside itself (--model FILE@ADDR): TFLM uses it
-    in place, so its weights are at `address` + the buffer's offset."""
-    model = read_tflite(data, name, 0)
+def place_model(image: Image, binding: Binding, path: str, address: int | None):
+    """The .tflite at `path` that a TFLM image reads from outside itself (`--model FILE@ADDR`:
+    flashed on its own, read in place at a constant address; without ADDR, where the code
+    reads the model, weaklink.bind.tflmcalls), as an EmbeddedModel: TFLM uses it in place, so
+    its weights are at the address plus the buffer's offset. None when the image embeds its
+    models and no address is given (then --model only replaces the stream that is emulated)."""
+    if address is None and find_models(image, binding):
+        return None
+    data = Path(path).read_bytes() if Path(path).is_file() else None
+    if data is None or data[4:8] != IDENTIFIER:
+        if address is None:
+            return None
+        raise InputError(path, "--model FILE@ADDR: expected a .tflite (TFL3 flatbuffer)")
+    how = f"--model {Path(path).name}@{address:#x}" if address is not None else ""
+    if address is None:
+        found = calls_of(image).model_addresses()
+        if len(found) != 1:
+            raise InputError(path, "the image embeds no model and the code does not show one "
+                             "address it reads it from: give --model FILE@ADDR")
+        address, where = found[0]
+        how = f"--model {Path(path).name}, placed where the code reads the model: {where}"
+    model = read_tflite(data, path, 0)
     if not model.operators:
-        raise InputError(name, "no ethos-u operator in this .tflite (compile it with Vela)")
+        raise InputError(path, "no ethos-u operator in this .tflite (compile it with Vela)")
     return EmbeddedModel(address, None, data[:model.extent], model.operators, model.offline_plan,
                          how)

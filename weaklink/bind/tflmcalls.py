@@ -27,17 +27,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
-
-from weaklink.analyze.targets import targets as symbol_columns
 from weaklink.bind import callsite
 from weaklink.bind.origins import RETURNED
-from weaklink.bind.fastmem import symbol_at
 from weaklink.demangle import demangle
-from weaklink.read import elfstructs as S
+from weaklink.read.image import Image
 
 ARENA_TYPE = "unsigned char*"
-MANGLED = (b"6tflite16MicroInterpreterC", b"6tflite14MicroAllocator6Create", b"6tflite8GetModel")
+MANGLED = ("6tflite16MicroInterpreterC", "6tflite14MicroAllocator6Create", "6tflite8GetModel")
 
 
 @dataclass(frozen=True)
@@ -76,20 +72,22 @@ def parameters(demangled: str) -> list[str]:
     return out + ([cur.strip()] if cur.strip() else [])
 
 
-def entries(image) -> dict[int, Entry]:
+def _name_at(image: Image, address: int) -> str | None:
+    sym = image.symbol_at(address) if address else None
+    return sym.name if sym else None
+
+
+def entries(image: Image) -> dict[int, Entry]:
     """TFLM's entry points linked in the image, by address."""
-    t = symbol_columns(image)
-    rows = np.flatnonzero(t.type == S.STT_FUNC)
-    names = image.cut_names(t.name_off[rows])
     out = {}
-    for row, raw in zip(rows, names):
-        if not any(m in raw for m in MANGLED):
+    for fn in image.functions:
+        if not any(m in fn.name for m in MANGLED):
             continue
-        text = raw.decode("ascii", "replace")
+        text = fn.name
         if text.startswith("__") and text.endswith("_veneer"):
             text = text[2:-len("_veneer")]    # GNU ld's long-branch stub: a call of the callee
         name = demangle(text)
-        params, address = parameters(name), int(t.address[row]) & ~1
+        params, address = parameters(name), fn.address
         if name.startswith("tflite::MicroInterpreter::MicroInterpreter("):
             arena = len(params) > 2 and params[2] == ARENA_TYPE
             out[address] = Entry(address, name, 3 if arena else None, None, None, True)
@@ -101,7 +99,7 @@ def entries(image) -> dict[int, Entry]:
 
 
 def _in_tflm(image, function: int) -> bool:
-    name = symbol_at(image, function)
+    name = _name_at(image, function)
     return bool(name) and demangle(name).startswith("tflite::")
 
 
@@ -124,7 +122,7 @@ class Calls:
     def _values(self, call, reg: int, callee: str, depth: int = 0) -> list[Passed]:
         """What `call` passes in `reg`: a constant, or, passed on, what each call of the
         calling function passes."""
-        name = symbol_at(self.image, call.function)
+        name = _name_at(self.image, call.function)
         name = demangle(name).split("(")[0] if name else f"{call.function:#x}"
         if reg in call.values:
             return [Passed(call.call_site, callee, call.values[reg], None,
@@ -151,7 +149,7 @@ class Calls:
         if reg not in call.read_only:
             return ""
         pc, address = call.read_only[reg]
-        name = symbol_at(self.image, address)
+        name = _name_at(self.image, address)
         held = f" (`{demangle(name)}`)" if name else ""
         return (f", a load at {pc:#x} from the read-only word at {address:#x}{held}, which holds "
                 f"it in the image")
@@ -164,7 +162,7 @@ class Calls:
                                  "not follow)"), False
         kind, pc, what = origin
         if kind == RETURNED:
-            callee = symbol_at(self.image, what) if what is not None else None
+            callee = _name_at(self.image, what) if what is not None else None
             callee = demangle(callee).split("(")[0] if callee else (f"{what:#x}" if what else "?")
             return (f"computed at run time: the value `{callee}` returns (the call at {pc:#x}), "
                     f"or one derived from it"), True
@@ -202,7 +200,7 @@ class Calls:
                      if c.target in self.entries and self.entries[c.target].constructs
                      and not _in_tflm(self.image, c.function)}
         for function, call in functions.items():
-            name = demangle(symbol_at(self.image, function) or f"{function:#x}")
+            name = demangle(_name_at(self.image, function) or f"{function:#x}")
             for pc, load in sorted(call.loads.items()):
                 if isinstance(load, int):
                     found.setdefault(load, f"a word load at {pc:#x} in `{name}`")
@@ -225,9 +223,9 @@ def calls_of(image) -> Calls:
     return found
 
 
-def model_missing(symbols) -> str:
+def model_missing(image: Image) -> str:
     """Why a TFLM image has no model to check, and the option that supplies it."""
-    found = calls_of(symbols.image).model_addresses()
+    found = calls_of(image).model_addresses()
     if found:
         first, where = found[0]
         more = "".join(f"; also {a:#x} ({w})" for a, w in found[1:])
@@ -237,6 +235,6 @@ def model_missing(symbols) -> str:
             "code does not show where the model is read from (give --model FILE@ADDR)")
 
 
-def links_tflm(symbols) -> bool:
+def links_tflm(image: Image) -> bool:
     """TFLM's interpreter is linked (its constructor, under any overload)."""
-    return any(e.constructs for e in entries(symbols.image).values())
+    return any(e.constructs for e in entries(image).values())

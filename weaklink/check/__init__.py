@@ -1,14 +1,16 @@
 """Check: will the NPU inference in this firmware image work, and how fast?
 
-`check(...)` runs the whole chain on one linked image, read once, in order:
+`check(elf_path, ...)` reads the image (and the map) once and runs the whole chain on them
+(`check_image`), in order:
 
-1. read the image; pick the binding (given, or detected: an embedded vela_bin_stream blob means
-   `executorch-arm`, a Vela .tflite with ethos-u operators means `tflm-ethosu`);
+1. the SoC and the driver's hooks; pick the binding (given, or detected: an embedded
+   vela_bin_stream blob means `executorch-arm`, a Vela .tflite with ethos-u operators means
+   `tflm-ethosu`);
 2. analyze the image (which definitions won, near misses, overrides never extracted);
 3. bind: every base-address table the firmware passes to ethosu_invoke_v3 (one per ethos-u
    operator of each embedded .tflite, or the blob's), with the driver's fast-memory rule
    applied; whether the backend reads the fast-scratch pointer at all is decided from the
-   evidence there is (weaklink.bind.readers: relocations, DWARF, the code), and assumed, with
+   evidence there is (weaklink.bind.evidence: relocations, DWARF, the code), and assumed, with
    the assumption reported, when there is none;
 4. per table: decode its stream, static findings (a null, too small or unreachable fast
    scratch; fast memory smaller than the driver's check allows);
@@ -28,97 +30,96 @@ from pathlib import Path
 
 import npu
 from npu.hw import accelerator as npu_accelerator, load_vela_ini
-from weaklink.analyze import analyze
+from weaklink.analyze import npu_findings
 from weaklink.bind import load_binding, resolve_tables
-from weaklink.bind import tflm
-from weaklink.bind.readers import ReaderEvidence
+from weaklink.bind.fastmem import DriverInit
+from weaklink.bind.evidence import ReaderEvidence
 from weaklink.bind.references import from_dwarf
-from weaklink.bind.table import BoundBase, ImageSymbols, find_model
-from weaklink.bind.tflmcalls import links_tflm
+from weaklink.bind.table import BoundBase, detect_binding
+from weaklink.bind.tflm import place_model
 from weaklink.check.board import choose as choose_soc
 from weaklink.check.functional import default_inputs, functional_check
 from weaklink.check.hooks import STREAM, driver_hooks
 from weaklink.check.report import CheckReport, FastScratch, OperatorCheck, worst
 from weaklink.check.static import fast_memory_findings, fast_scratch_findings, placement_findings
-from weaklink.check.model import place_model, split_model_option
 from weaklink.check.unknown import (binding_assumptions, cannot_tell_base, cannot_tell_fast_memory,
                                     not_emulated, unknown_needed)
 from weaklink.errors import InputError
 from weaklink.read.image import Image
+from weaklink.read.ldmap import parse_map
+from weaklink.read.linkmap import LinkMap
 
 FAST_SCRATCH_REGION = 2
-# Findings from the firmware analysis that bear on the NPU verdict.
-ANALYSIS_RULES = ("near-miss-override", "override-not-extracted")
 
 
-def detect_binding(symbols: ImageSymbols, model_given: bool) -> str:
-    """The preset for how the model is embedded: a vela_bin_stream blob (ExecuTorch) or a Vela
-    .tflite with ethos-u operators (TensorFlow Lite Micro)."""
-    executorch = load_binding("executorch-arm")
-    try:
-        find_model(symbols, executorch)
-        return "executorch-arm"
-    except InputError:
-        pass
-    if tflm.find_models(symbols, load_binding("tflm-ethosu")) or links_tflm(symbols):
-        return "tflm-ethosu"
-    if model_given:
-        return "executorch-arm"
-    raise InputError(symbols.elf.name, "no vela_bin_stream blob and no Vela .tflite with an "
-                     "ethos-u operator in the image's loadable sections (give --binding or --model)")
+def split_model_option(value) -> tuple[str | None, int | None]:
+    """`--model` FILE@ADDR -> (FILE, ADDR); a FILE without an address -> (FILE, None)."""
+    if value is None:
+        return None, None
+    text = str(value)
+    head, at, tail = text.rpartition("@")
+    if at and head:
+        try:
+            return head, int(tail, 0)
+        except ValueError:
+            raise InputError(text, f"--model FILE@ADDR: {tail!r} is not an address") from None
+    return text, None
 
 
-def check(elf_path: str | Path, *, accelerator: str, system_config: str, memory_mode: str,
-          soc: str | None = None, map_path: str | Path | None = None,
-          model_path: str | Path | None = None, binding: str | Path | None = None,
-          vela_ini: str | Path | None = None, functional: bool = False,
-          link_inputs=(), arena: str | None = None) -> CheckReport:
-    """`link_inputs`: objects and archives of the link, whose relocations say which code reads
-    a pointer (weaklink.bind.readers). `arena`: TFLM's tensor arena, SYMBOL|SECTION|ADDR:SIZE.
+def check(elf_path: str | Path, *, map_path: str | Path | None = None, **options) -> CheckReport:
+    """check_image of the image at `elf_path` and the map at `map_path`, each read once."""
+    return check_image(Image.from_path(str(elf_path)), parse_map(map_path) if map_path else None,
+                       **options)
+
+
+def check_image(image: Image, link_map: LinkMap | None = None, *, accelerator: str,
+                system_config: str, memory_mode: str, soc: str | None = None,
+                model_path: str | Path | None = None, binding: str | Path | None = None,
+                vela_ini: str | Path | None = None, functional: bool = False,
+                link_inputs=(), arena: str | None = None) -> CheckReport:
+    """`link_map`: the link's map (weaklink.read.ldmap), or None. `link_inputs`: objects and
+    archives of the link, whose relocations say which code reads a pointer
+    (weaklink.bind.evidence). `arena`: TFLM's tensor arena, SYMBOL|SECTION|ADDR:SIZE.
     `model_path` may be FILE@ADDR: a .tflite the image reads from ADDR, outside itself."""
-    elf_path = str(elf_path)
     acc = npu_accelerator(accelerator)
     model_path, model_at = split_model_option(model_path)
     override = npu.load_model(model_path) if model_path else None
 
-    # 1. the image, read once; the SoC (given, or from the image's NPU base and segments); the
-    # driver hooks it overrides; the binding
-    image = Image.from_path(elf_path)
-    choice = choose_soc(image, acc, soc)   # one line, exit 2, for an NPU the SoC cannot carry
+    # 1. the SoC (given, or from the NPU base the image passes ethosu_init and its segments);
+    # the driver hooks it overrides; the binding
+    init = DriverInit(image)
+    choice = choose_soc(image, acc, soc, init)   # one line, exit 2, for an NPU the SoC cannot carry
     board = choice.soc
     hooks = driver_hooks(image, board, memory_mode)
-    symbols = ImageSymbols(image)
-    rules = load_binding(binding or detect_binding(symbols, override is not None))
+    rules = load_binding(binding or detect_binding(image, override is not None))
     placed = None
     if rules.model_format == "tflite" and model_path:
-        placed = place_model(symbols, rules, model_path, model_at)
+        placed = place_model(image, rules, model_path, model_at)
         override = None if placed is not None else override
 
-    # 2. analysis, with the pointer rule's symbols queried for attribution
+    # 2. analysis: its findings that bear on the NPU, and which unit defined each symbol the
+    # pointer rules read
     pointer_names = [n for r in rules.regions if r.source == "pointer" for n in r.symbols]
-    analysis = analyze(elf_path, map_path=str(map_path) if map_path else None,
-                       board=choice.ref, symbols=pointer_names, image=image,
-                       weak_defaults=False)
-    findings = [f for f in analysis.findings if f.rule in ANALYSIS_RULES]
+    findings, units = npu_findings(image, link_map, pointer_names)
 
     # 3. every base-address table
     refs = None
     if any(r.reader for r in rules.regions):
         refs = ReaderEvidence(image, dwarf=from_dwarf(image.elf),
                               link_inputs=link_inputs)
-    tables = resolve_tables(symbols, rules, refs, map_path=map_path,
+    tables = resolve_tables(image, rules, refs, link_map=link_map, init=init,
                             require_model=override is None, arena=arena, placed=placed)
     if not tables:
-        raise InputError(elf_path, f"the {rules.name} binding needs the model embedded in the image")
+        raise InputError(image.name, f"the {rules.name} binding needs the model embedded in the image")
 
     # 4-5. per operator: findings and emulation
     soc_unknown = choice.unknown or hooks.unknown
-    ops = [_operator(_attributed(t, analysis), override, elf_path, accelerator, system_config,
+    ops = [_operator(_attributed(t, units), override, image.name, accelerator, system_config,
                      memory_mode, choice.ref, board, hooks, vela_ini, image if functional else None,
                      soc_unknown) for t in tables]
     main = worst(ops)
     fast = main.table.base(FAST_SCRATCH_REGION)
-    return CheckReport(file=elf_path, accelerator=accelerator, system_config=system_config,
+    return CheckReport(file=image.name, accelerator=accelerator, system_config=system_config,
                        memory_mode=memory_mode, soc=board.name, soc_choice=choice, hooks=hooks,
                        table=main.table,
                        fast_scratch=_fast_scratch(fast, board),
@@ -219,13 +220,13 @@ def _union(ops) -> list:
     return list(first.values())
 
 
-def _attributed(table, analysis):
+def _attributed(table, units: dict[str, str]):
     """Fill in which compilation unit defined each base's symbol (DWARF or map)."""
     bases = []
     for b in table.bases:
-        q = analysis.queried.get(b.symbol.name) if b.symbol else None
-        if q is not None and q.defined_in:
-            b = replace(b, symbol=replace(b.symbol, defined_in=Path(q.defined_in).name))
+        unit = units.get(b.symbol.name) if b.symbol else None
+        if unit:
+            b = replace(b, symbol=replace(b.symbol, defined_in=Path(unit).name))
         bases.append(b)
     return replace(table, bases=tuple(bases))
 

@@ -15,11 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from npu.soc import Soc, board_for, default_soc, load_soc, soc_names
-from weaklink.bind import callsite
-from weaklink.read import elfstructs as S
-from weaklink.read.dwarf import dwarf_of
+from weaklink.bind.fastmem import INIT, DriverInit
 
-INIT = "ethosu_init"
 BASE_REG = 1            # ethosu_init(drv, base_address, ...): r1 under the AAPCS
 
 
@@ -49,12 +46,11 @@ class SocChoice:
                 "why": self.why, "unknown": self.unknown}
 
 
-def npu_base(image) -> NpuBase:
+def npu_base(init: DriverInit) -> NpuBase:
     """The base address every call of ethosu_init passes in r1, when they agree."""
-    if not any(s.type == S.STT_FUNC and s.shndx for s in image.lookup(INIT)):
+    if not init.linked:
         return NpuBase(None, f"{INIT} is not linked")
-    for calls, how in ((callsite.from_dwarf(dwarf_of(image.elf), INIT), "DWARF call site"),
-                       (callsite.from_code(image, INIT), "the constants before the call")):
+    for calls, how in ((init.dwarf, "DWARF call site"), (init.code, "the constants before the call")):
         known = {c.values[BASE_REG] for c in calls if BASE_REG in c.values}
         if calls and len(known) == 1 and all(BASE_REG in c.values for c in calls):
             sites = ", ".join(f"{c.call_site:#x}" for c in calls)
@@ -88,8 +84,9 @@ def _uncovered(soc: Soc, start: int, end: int) -> tuple[int, int] | None:
     return None
 
 
-def choose(image, acc, given: str | None) -> SocChoice:
-    base = npu_base(image)
+def choose(image, acc, given: str | None, init: DriverInit) -> SocChoice:
+    """`init`: the calls of ethosu_init, read once for the NPU base and the fast memory."""
+    base = npu_base(init)
     if given:
         soc = board_for(acc, given)
         why = "given with --soc"

@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import compress
 
 import numpy as np
 
@@ -20,7 +21,6 @@ from npu.functional.corruption import (MODEL, REGION, SYMBOL, Owner, find_corrup
                                        separate_placement)
 from npu.hw import accelerator as npu_accelerator
 
-from weaklink.analyze.targets import targets
 from weaklink.analyze.findings import Finding
 from weaklink.read import elfstructs as S
 
@@ -99,13 +99,15 @@ def owners(table, image) -> list:
         what = (f"the model (`{table.model_symbol}`, a .tflite)" if table.model_format == "tflite"
                 and table.model_symbol else "the model (vela_bin_stream blob)")
         out.append(Owner(MODEL, what, table.model_address, model_end))
-    t = targets(image)
-    for i in np.flatnonzero((t.type == S.STT_OBJECT) & (t.size > 0)):
-        start, size = int(t.address[i]), int(t.size[i])
+    c = image.defined
+    objects = [k for k in compress(range(len(c)), map(S.STT_OBJECT.__eq__, c.type)) if c.size[k]]
+    # by address; at one address globals, then the larger, first
+    objects.sort(key=lambda k: (c.address[k], c.binding[k] == S.STB_LOCAL, -c.size[k]))
+    for k in objects:
+        start, size = c.address[k], c.size[k]
         if table.model_address <= start < model_end:
             continue                      # the blob itself: reported as the model
-        name = image.text(int(t.name_off[i]), int(t.name_len[i]))
-        out.append(Owner(SYMBOL, f"`{name}`", start, start + size))
+        out.append(Owner(SYMBOL, f"`{image.text(c.name_off[k], c.name_len[k])}`", start, start + size))
     return out
 
 

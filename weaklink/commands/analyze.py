@@ -68,5 +68,5 @@ def run(args) -> int:
         out.write(render(report).encode())
     out.flush()
     if args.sarif or args.github:
-        emit(args, "", lambda: from_analysis(report))
+        emit(args, "", lambda: from_analysis(report), {report.file: report.table.image})
     return report.exit_code

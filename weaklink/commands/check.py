@@ -58,17 +58,23 @@ def add_parser(sub) -> None:
 def run(args) -> int:
     if args.plot:
         require("matplotlib", "--plot", "plot")     # before the emulation, not after it
-    from weaklink.check import check
+    from weaklink.check import check_image
     from weaklink.check.gate import gate as make_gate
+    from weaklink.read.image import Image
+    from weaklink.read.ldmap import parse_map
     from weaklink.report.output import check_outputs, emit
     from weaklink.report.results import from_check
 
     check_outputs(args)
     gate = make_gate(args.fail_on, args.allow_unknown)
-    report = check(args.firmware, accelerator=args.accelerator, system_config=args.system_config,
-                   memory_mode=args.memory_mode, soc=args.soc, map_path=args.map,
-                   model_path=args.model, binding=args.binding, vela_ini=args.vela_ini,
-                   functional=args.functional, link_inputs=args.link_input, arena=args.arena)
+    # the image and the map, each read once: the check, --run and the source lines use them
+    image = Image.from_path(args.firmware)
+    link_map = parse_map(args.map) if args.map else None
+    report = check_image(image, link_map, accelerator=args.accelerator,
+                         system_config=args.system_config, memory_mode=args.memory_mode,
+                         soc=args.soc, model_path=args.model, binding=args.binding,
+                         vela_ini=args.vela_ini, functional=args.functional,
+                         link_inputs=args.link_input, arena=args.arena)
     if args.plot:
         from weaklink.check.plot import plot
 
@@ -78,16 +84,16 @@ def run(args) -> int:
     if gate.stated:
         doc["gate"] = gate.to_json(report.verdict)
     if args.execute:
-        text, status = _with_run(args, report, doc, status)
+        text, status = _with_run(args, image, report, doc, status)
     else:
         text = json.dumps(doc, indent=2) if args.json else report.to_table()
     if gate.stated and not args.json:
         text += "\n" + gate.line(report.verdict)
-    emit(args, text + "\n", lambda: from_check(report))
+    emit(args, text + "\n", lambda: from_check(report), {report.file: image})
     return status
 
 
-def _with_run(args, report, doc: dict, status: int) -> tuple[str, int]:
+def _with_run(args, image, report, doc: dict, status: int) -> tuple[str, int]:
     """check --run: the firmware runs, and its table is compared with the prediction; the
     joint report and the exit status (1 also when the run disagrees). An image that cannot
     run keeps check's report, with why it did not run (exit 1: the comparison asked for is
@@ -99,7 +105,7 @@ def _with_run(args, report, doc: dict, status: int) -> tuple[str, int]:
     if args.timeout is not None and args.timeout <= 0:
         raise InputError(None, f"--timeout {args.timeout:g}: expected a positive number of seconds")
     try:
-        ran = run_firmware(args.firmware, accelerator=args.accelerator, system_config=args.system_config,
+        ran = run_firmware(image, accelerator=args.accelerator, system_config=args.system_config,
                            memory_mode=args.memory_mode, soc=args.soc, vela_ini=args.vela_ini,
                            timeout=args.timeout if args.timeout is not None else DEFAULT_TIMEOUT)
     except (InputError, ToolchainMissing) as e:

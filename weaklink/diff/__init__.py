@@ -27,10 +27,9 @@ from dataclasses import replace
 
 import numpy as np
 
-from weaklink.analyze import analyze, query
-from weaklink.analyze.targets import as_numpy
+from weaklink.analyze import analyze_image, query
 from weaklink.analyze.attribution import Attribution
-from weaklink.check import check
+from weaklink.check import check_image
 from weaklink.analyze.findings import WEAK_DEFAULT_SURVIVED, Finding, weak_message
 from weaklink.diff.columns import Columns, columns, compare
 from weaklink.diff.sides import Sides
@@ -38,6 +37,7 @@ from weaklink.diff.comparison import (GATES, KINDS, BaseChange, Change, DiffRepo
                                   failed_gates)
 from weaklink.errors import UsageError
 from weaklink.read import elfstructs as S
+from weaklink.read.image import Image
 from weaklink.read.ldmap import parse_map
 
 DEFINER_ALL_BELOW = 4096   # images up to this many globals: compare every symbol's definer
@@ -45,8 +45,10 @@ MAX_ATTRIBUTED = 64        # bigger images: symbols per side given a defining un
 
 
 def _side(path, map_path, board):
-    report = analyze(str(path), map_path=map_path, board=board)
-    return report, columns(report)
+    """One image and its map, each read once: the analysis and its compared columns."""
+    link_map = parse_map(map_path) if map_path else None
+    report = analyze_image(Image.from_path(str(path)), link_map, board=board)
+    return report, columns(report), link_map
 
 
 def diff(old_path: str, new_path: str, *, map_old: str | None = None, map_new: str | None = None,
@@ -54,10 +56,10 @@ def diff(old_path: str, new_path: str, *, map_old: str | None = None, map_new: s
          fail_on: Sequence[str] = ()) -> DiffReport:
     fail_on = _gates(fail_on, check_options)
     # OLD first: a bad OLD input is reported before a bad NEW one
-    old, a = _side(old_path, map_old, board)
-    new, b = _side(new_path, map_new, board)
+    old, a, map_a = _side(old_path, map_old, board)
+    new, b, map_b = _side(new_path, map_new, board)
     cmp = compare(a, b)
-    att_old, att_new = _attribution(old, map_old), _attribution(new, map_new)
+    att_old, att_new = Attribution(old.table.image, map_a), Attribution(new.table.image, map_b)
 
     asked = set(symbols)
     kinds = dict(cmp.kinds)
@@ -85,7 +87,7 @@ def diff(old_path: str, new_path: str, *, map_old: str | None = None, map_new: s
                         queried={n: (query(old, n, att_old), query(new, n, att_new))
                                  for n in symbols}, notes=tuple(notes))
     if check_options is not None:
-        report = _with_check(report, old_path, new_path, map_old, map_new, board, check_options)
+        report = _with_check(report, old, new, map_a, map_b, board, check_options)
     return replace(report, fail_on=fail_on, failed=tuple(failed_gates(report, fail_on)))
 
 
@@ -100,11 +102,6 @@ def _gates(fail_on: Sequence[str], check_options) -> tuple[str, ...]:
         raise UsageError("--fail-on verdict needs --check with --accelerator, --system-config "
                          "and --memory-mode")
     return wanted
-
-
-def _attribution(report, map_path: str | None) -> Attribution:
-    link_map = parse_map(map_path) if map_path is not None else None
-    return Attribution(report.table.image, link_map, map_path)
 
 
 def _name(cols: Columns, row: int) -> str:
@@ -132,10 +129,11 @@ def _definers(old, new, a: Columns, b: Columns, cmp, att_old, att_new, asked) ->
             some |= v
         some |= _asked(a, cmp.old_rows, asked)
         todo = np.flatnonzero(some)[:MAX_ATTRIBUTED]
-    oc = as_numpy(old.table.cols)
-    io, jn = oc.index, as_numpy(new.table.cols).index
+    oc = old.table.cols
+    io, jn = np.asarray(oc.index), np.asarray(new.table.cols.index)
     # Linker-script symbols (__bss_start: NOTYPE, size 0) have no defining unit, only a place.
-    real = (oc.size[cmp.old_rows[todo]] > 0) & (oc.type[cmp.old_rows[todo]] != S.STT_NOTYPE)
+    size, stype = np.asarray(oc.size), np.asarray(oc.type)
+    real = (size[cmp.old_rows[todo]] > 0) & (stype[cmp.old_rows[todo]] != S.STT_NOTYPE)
     for k in todo[real].tolist():
         one = att_old.defined_in(old.table.image.symbol(int(io[cmp.old_rows[k]])))
         two = att_new.defined_in(new.table.image.symbol(int(jn[cmp.new_rows[k]])))
@@ -195,12 +193,12 @@ def _partners(n: int, mine: np.ndarray, theirs: np.ndarray) -> np.ndarray:
     return out
 
 
-def _with_check(report: DiffReport, old_path, new_path, map_old, map_new, board, options
-                ) -> DiffReport:
+def _with_check(report: DiffReport, old, new, map_old, map_new, board, options) -> DiffReport:
+    """Both NPU checks, on the images and maps the analyses read."""
     soc = options.get("soc") or board
     rest = {k: v for k, v in options.items() if k != "soc"}
-    before = check(str(old_path), map_path=map_old, soc=soc, **rest)
-    after = check(str(new_path), map_path=map_new, soc=soc, **rest)
+    before = check_image(old.table.image, map_old, soc=soc, **rest)
+    after = check_image(new.table.image, map_new, soc=soc, **rest)
     one = {(f.rule, f.symbol): f for f in before.findings}
     two = {(f.rule, f.symbol): f for f in after.findings}
     seen_new = {(f.rule, f.symbol) for f in report.new_findings}

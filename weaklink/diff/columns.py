@@ -17,8 +17,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from weaklink.analyze.targets import as_numpy, targets
-from weaklink.analyze.values import POINTER_SIZE, VALUE_SIZES
+from weaklink.analyze.values import POINTER_SIZE
+from weaklink.read.layout import VALUE_SIZES
 from weaklink.diff import names
 from weaklink.read import elfstructs as S
 
@@ -52,44 +52,42 @@ class Columns:
 
 def columns(report) -> Columns:
     table, image = report.table, report.table.image
-    c = as_numpy(table.cols)
-    shndx = c.shndx.astype(np.int64)
+    c = table.cols
+    shndx = np.asarray(c.shndx, np.int64)
     sec_names = image.elf.section_names
     section = np.where((shndx > 0) & (shndx < len(sec_names)), shndx, len(sec_names))
-    has_value, value = _values(image, c)
+    address = np.asarray(c.address, np.int64)
+    size, stype = np.asarray(c.size, np.int64), np.asarray(c.type)
+    has_value, value = _values(image, shndx, address, size, stype)
     region = np.asarray(table.region_index, np.int64)
-    target = _targets(image, report.regions, c, has_value, value)
+    target = _targets(image, report.regions, has_value, size, value)
     # names.match negates lengths: signed columns
-    name_off = c.name_off.astype(np.int64, copy=False)
-    name_len = c.name_len.astype(np.int64, copy=False)
+    name_off, name_len = np.asarray(c.name_off, np.int64), np.asarray(c.name_len, np.int64)
     keys = names.keys(np.frombuffer(image.strtab, np.uint8), name_off, name_len)
-    return Columns(image.strtab, name_off, name_len,
-                   c.binding == S.STB_WEAK, section, sec_names, region, report.regions.names,
-                   c.address.astype(np.int64), c.size.astype(np.int64), has_value, value, target,
-                   keys)
+    return Columns(image.strtab, name_off, name_len, np.asarray(c.binding) == S.STB_WEAK,
+                   section, sec_names, region, report.regions.names, address, size, has_value,
+                   value, target, keys)
 
 
-def _values(image, c) -> tuple[np.ndarray, np.ndarray]:
+def _values(image, shndx, address, size, stype) -> tuple[np.ndarray, np.ndarray]:
     """Reset values of every data row of size 1, 2, 4 or 8 (weaklink.analyze.values, vectorised):
     the file bytes of a loaded PROGBITS section, zero for NOBITS."""
-    n = len(c)
-    size = c.size.astype(np.int64)
-    ok = np.isin(size, VALUE_SIZES) & (c.type != S.STT_FUNC) & (c.type != S.STT_SECTION) \
-        & (c.type != S.STT_FILE) & (c.shndx > 0) & (c.shndx < S.SHN_LORESERVE)
+    n = len(size)
+    ok = np.isin(size, VALUE_SIZES) & (stype != S.STT_FUNC) & (stype != S.STT_SECTION) \
+        & (stype != S.STT_FILE) & (shndx > 0) & (shndx < S.SHN_LORESERVE)
     value = np.zeros(n, np.uint64)
     has = np.zeros(n, bool)
-    sh = image.elf.sections
     data = np.frombuffer(image.elf.data, np.uint8)
-    for sec in np.unique(c.shndx[ok]).tolist():
-        rows = np.flatnonzero(ok & (c.shndx == sec))
-        start, length = int(sh["sh_addr"][sec]), int(sh["sh_size"][sec])
-        rel = c.address[rows].astype(np.int64) - start
-        inside = (rel >= 0) & (rel + size[rows] <= length)
+    for sec in np.unique(shndx[ok]).tolist():
+        sh = image.elf.shdrs[sec]
+        rows = np.flatnonzero(ok & (shndx == sec))
+        rel = address[rows] - sh.sh_addr
+        inside = (rel >= 0) & (rel + size[rows] <= sh.sh_size)
         rows, rel = rows[inside], rel[inside]
         has[rows] = True
-        if not image._file_backed(sec):
+        if not image.file_backed(sec):
             continue                                    # NOBITS / not loaded: zero at reset
-        base = int(sh["sh_offset"][sec]) + rel
+        base = sh.sh_offset + rel
         acc = np.zeros(len(rows), np.uint64)
         for k in range(8):                              # little-endian, byte k of each value
             use = size[rows] > k
@@ -102,14 +100,14 @@ def _values(image, c) -> tuple[np.ndarray, np.ndarray]:
 @dataclass(frozen=True)
 class Targets:
     """Where each row's non-null pointer-sized reset value points, like values.points_to: the
-    symbol whose [address, address + size) holds it (Thumb bit cleared for functions), else
-    the region and the offset from its origin. `kind`: 0 none, 1 symbol, 2 region only."""
+    symbol that holds it (Image.symbol_at), else the region and the offset from its origin.
+    `kind`: 0 none, 1 symbol, 2 region only."""
 
     kind: np.ndarray        # i1 per row
-    holder: np.ndarray      # index into targets(image), -1 for none
+    holder: np.ndarray      # row of image.defined, -1 for none
     offset: np.ndarray      # i8, from the holder or from the region's origin
     region: np.ndarray      # region index, -1 for none
-    names: object           # the targets' (name_off, name_len) and the string table
+    names: object           # image.defined's (name_off, name_len) and the string table
 
     def name(self, row: int) -> bytes | None:
         h = int(self.holder[row])
@@ -127,34 +125,52 @@ def _locate(regions, addresses: np.ndarray) -> np.ndarray:
     return np.array(owner, np.int64)[where]
 
 
-def _targets(image, regions, c, has_value, value) -> Targets:
-    n = len(c)
+def _targets(image, regions, has_value, size, value) -> Targets:
+    n = len(size)
     kind, holder = np.zeros(n, np.int8), np.full(n, -1, np.int64)
     offset, region = np.zeros(n, np.int64), np.full(n, -1, np.int64)
-    t = targets(image)                                  # sorted by address, globals first
-    out = Targets(kind, holder, offset, region, (t.name_off, t.name_len, image.strtab))
-    rows = np.flatnonzero(has_value & (c.size == POINTER_SIZE) & (value != 0))
+    d = image.defined
+    out = Targets(kind, holder, offset, region,
+                  (np.asarray(d.name_off, np.int64), np.asarray(d.name_len, np.int64), image.strtab))
+    rows = np.flatnonzero(has_value & (size == POINTER_SIZE) & (value != 0))
     if not len(rows):
         return out
     raw = value[rows].astype(np.int64)
-    first, inside, held = np.zeros(len(rows), np.int64), np.zeros(len(rows), bool), 0
-    start = t.address.astype(np.int64)
-    if len(start):
-        pos = np.searchsorted(start, raw, side="right") - 1
-        # the preferred holder: the first of the targets sharing that start (globals, larger first)
-        change = np.concatenate(([True], start[1:] != start[:-1]))
-        first = np.maximum.accumulate(np.where(change, np.arange(len(start)), 0))[np.maximum(pos, 0)]
-        probe = np.where(t.type[first] == S.STT_FUNC, raw & ~1, raw)
-        end = start[first] + t.size[first].astype(np.int64)
-        inside = (pos >= 0) & (start[first] <= probe) & (
-            (probe < end) | ((t.size[first] == 0) & (start[first] == probe)))
-        held = probe - start[first]
+    found = _holders(image, raw)
+    inside = found >= 0
+    start = np.asarray(d.address, np.int64)[np.maximum(found, 0)]
+    probe = np.where(np.asarray(d.type)[np.maximum(found, 0)] == S.STT_FUNC, raw & ~1, raw)
     reg = _locate(regions, raw)
     origins = np.array([r.origin for r in regions.regions] + [0], np.int64)
     region[rows] = reg
     kind[rows] = np.where(inside, 1, np.where(reg >= 0, 2, 0))
-    holder[rows] = np.where(inside, first, -1)
-    offset[rows] = np.where(inside, held, raw - origins[reg])
+    holder[rows] = found
+    offset[rows] = np.where(inside, probe - start, raw - origins[reg])
+    return out
+
+
+def _holders(image, addresses: np.ndarray) -> np.ndarray:
+    """Image.row_at of every address (-1 for none). Where one symbol alone starts at the
+    greatest start at or below an address and holds it, it is the answer, found for all at
+    once; the rest (aliases at one start, nested symbols, no holder) ask row_at."""
+    d = image.defined
+    out = np.full(len(addresses), -1, np.int64)
+    if not len(d):
+        return out
+    address = np.asarray(d.address, np.int64)
+    order = np.argsort(address, kind="stable")
+    starts = address[order]
+    pos = np.searchsorted(starts, addresses, side="right") - 1
+    at = np.maximum(pos, 0)
+    alone = (pos >= 0) & (np.searchsorted(starts, starts[at], side="left") == pos)
+    row = order[at]
+    extent = np.maximum(np.asarray(d.size, np.int64)[row], 1)
+    probe = np.where(np.asarray(d.type)[row] == S.STT_FUNC, addresses & ~1, addresses)
+    fast = alone & (starts[at] <= probe) & (probe < starts[at] + extent)
+    out[fast] = row[fast]
+    for k in np.flatnonzero(~fast).tolist():
+        hit = image.row_at(int(addresses[k]))
+        out[k] = -1 if hit is None else hit
     return out
 
 

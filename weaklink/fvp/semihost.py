@@ -13,16 +13,11 @@ from __future__ import annotations
 
 import struct
 
-from weaklink.read.elf import ElfFile
 from weaklink.run.irq import wait_sites
 
 SYS_HEAPINFO = 0x16
 BKPT_SEMIHOSTING = {b"\xab\xbe": "bkpt 0xab"}       # T1 encoding of BKPT #0xAB, little-endian
 PC, XPSR = 15, 16
-
-
-def semihosting_sites(path: str) -> dict[int, tuple[str, int]]:
-    return wait_sites(ElfFile.from_path(path), BKPT_SEMIHOSTING)
 
 
 def heapinfo_hooks(words: tuple[int, int, int, int]):
@@ -42,6 +37,7 @@ def heapinfo_hooks(words: tuple[int, int, int, int]):
         c.write_core_registers(after)
 
     def hooks(image) -> dict:
-        return {address: serve for address in semihosting_sites(image.path)}
+        """`image`: weaklink.run.image.RunImage."""
+        return {address: serve for address in wait_sites(image.image, BKPT_SEMIHOSTING)}
 
     return hooks

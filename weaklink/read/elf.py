@@ -1,11 +1,9 @@
 """Parse ELF32 little-endian files (relocatable objects and linked images).
 
 The layouts are in weaklink.read.elfstructs. Every check raises InputError naming the file,
-the byte offset and what was expected. The header and the section and program header tables
-are unpacked with struct (numpy is not imported: `weaklink analyze` starts in tens of
-milliseconds); the link model's bulk views (`sections`, `segments`, `symbols` as numpy
-structured arrays) are made from the same bytes on first use, never one Python object per
-symbol.
+the byte offset and what was expected. The header, the section and program header tables, and
+the symbol and relocation entries are unpacked with struct. A linked image's symbol table is
+read as columns by weaklink.read.image.
 """
 from __future__ import annotations
 
@@ -29,6 +27,9 @@ _EHDR = struct.Struct(S.struct_format(S.EHDR_FIELDS))
 _EHDR_NAMES = tuple(f for f, _ in S.EHDR_FIELDS)
 _SHDR = struct.Struct(S.struct_format(S.SHDR_FIELDS))
 _PHDR = struct.Struct(S.struct_format(S.PHDR_FIELDS))
+_SYM = struct.Struct(S.struct_format(S.SYM_FIELDS))
+_REL = struct.Struct(S.struct_format(S.REL_FIELDS))
+_RELA = struct.Struct(S.struct_format(S.RELA_FIELDS))
 
 
 class ElfFile:
@@ -125,25 +126,6 @@ class ElfFile:
     def entry(self) -> int:
         return self.header["e_entry"]
 
-    # -- numpy views (the link model's bulk path) ------------------------------------------------
-    @cached_property
-    def sections(self):
-        """The section header table as a numpy structured array (elfstructs.SHDR)."""
-        import numpy as np
-        h = self.header
-        if not self.shdrs:
-            return np.zeros(0, S.SHDR)
-        return np.frombuffer(self.data, S.SHDR, count=self.shnum, offset=h["e_shoff"])
-
-    @cached_property
-    def segments(self):
-        """The program header table as a numpy structured array (elfstructs.PHDR)."""
-        import numpy as np
-        h = self.header
-        if not self.phdrs:
-            return np.zeros(0, S.PHDR)
-        return np.frombuffer(self.data, S.PHDR, count=h["e_phnum"], offset=h["e_phoff"])
-
     # -- section contents ----------------------------------------------------------------------
     def section_bytes(self, index: int, start: int = 0, length: int | None = None) -> bytes:
         """The file bytes of a section (from `start`, at most `length` of them); NOBITS
@@ -202,15 +184,6 @@ class ElfFile:
         return sh.sh_offset, sh.sh_size // S.SYM_SIZE
 
     @cached_property
-    def symbols(self):
-        """The raw Elf32_Sym array of .symtab (entry 0 included), or an empty array (numpy)."""
-        import numpy as np
-        offset, count = self.symtab_span
-        if self.symtab_index is None:
-            return np.zeros(0, S.SYM)
-        return np.frombuffer(self.data, S.SYM, count=count, offset=offset)
-
-    @cached_property
     def symbol_strtab(self) -> bytes:
         i = self.symtab_index
         if i is None:
@@ -221,26 +194,6 @@ class ElfFile:
                        self.shdr_offset(i) + 24)
         return self.section_bytes(link)
 
-    def symbol_names(self, indices=None) -> list[str]:
-        """Names of the symbols at `indices` (all when None), resolved in one vectorised pass."""
-        import numpy as np
-        syms = self.symbols if indices is None else self.symbols[indices]
-        table = self.symbol_strtab
-        offsets = syms["st_name"].astype(np.int64)
-        if offsets.size == 0:
-            return []
-        bad = np.flatnonzero((offsets >= len(table)) & (offsets != 0))
-        if bad.size:
-            k = int(bad[0])
-            pos = int(indices[k]) if indices is not None else k
-            self._fail(f"symbol {pos} name offset {int(offsets[k])} out of range (string table "
-                       f"has {len(table)} bytes)", self.symtab_span[0] + pos * S.SYM_SIZE)
-        raw = np.frombuffer(table, np.uint8)
-        nul = np.flatnonzero(raw == 0)
-        # a name running to the end of a table without its NUL ends at the table's end
-        ends = np.append(nul, len(table))[np.searchsorted(nul, offsets)]
-        return [table[a:b].decode("utf-8", "replace") for a, b in zip(offsets.tolist(), ends.tolist())]
-
     @cached_property
     def symtab_shndx_span(self) -> tuple[int, int] | None:
         """(file offset, entry count) of SHT_SYMTAB_SHNDX, the extended section indices of
@@ -250,19 +203,26 @@ class ElfFile:
             return None
         return self.shdrs[i].sh_offset, self.shdrs[i].sh_size // 4
 
-    def symbol_section_indices(self):
-        """st_shndx widened to u4, with SHN_XINDEX entries replaced by their extended index."""
-        import numpy as np
-        shndx = self.symbols["st_shndx"].astype(np.uint32)
-        span = self.symtab_shndx_span
-        if span is not None:
-            ext = np.frombuffer(self.data, "<u4", count=span[1], offset=span[0])
-            if len(ext) < len(shndx):
-                self._fail(f"extended section index table has {len(ext)} entries, expected "
-                           f"{len(shndx)} (one per symbol)")
-            x = shndx == S.SHN_XINDEX
-            shndx[x] = ext[: len(shndx)][x]
-        return shndx
+    @cached_property
+    def symbol_entries(self) -> list[tuple]:
+        """Every Elf32_Sym of .symtab as a tuple (st_name, st_value, st_size, st_info,
+        st_other, st_shndx), entry 0 and the locals included."""
+        offset, count = self.symtab_span
+        return list(_SYM.iter_unpack(self.data[offset:offset + count * S.SYM_SIZE]))
+
+    def symbol_name(self, k: int) -> str:
+        """The name of symbol-table entry `k` ('' past the string table)."""
+        strtab = self.symbol_strtab
+        nm = self.symbol_entries[k][0]
+        end = strtab.find(b"\0", nm)
+        return strtab[nm:end if end >= 0 else len(strtab)].decode("utf-8", "replace")
+
+    def relocation_entries(self, rel: int) -> list[tuple]:
+        """(r_offset, r_info[, r_addend]) of every entry of relocation section `rel`."""
+        sh = self.shdrs[rel]
+        layout = _REL if sh.sh_type == S.SHT_REL else _RELA
+        n = sh.sh_size // layout.size
+        return list(layout.iter_unpack(self.data[sh.sh_offset:sh.sh_offset + n * layout.size]))
 
 
 def _contents(path: str | os.PathLike):

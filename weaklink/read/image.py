@@ -1,6 +1,7 @@
-"""A linked firmware image (ET_EXEC): its defined symbols (weaklink.read.symbols) and its
-layout, where an address lives and what a symbol holds at reset (weaklink.read.layout).
-Which symbol holds an address is analysis: weaklink.analyze.addresses and weaklink.analyze.targets."""
+"""A linked firmware image (ET_EXEC), read once per command and handed to every stage: its symbol
+table (weaklink.read.symbols: the defined symbols as columns, a symbol by name), the symbol that
+holds an address (weaklink.read.holders) and its layout (weaklink.read.layout: sections,
+segments, the bytes at an address, what a symbol holds at reset)."""
 from __future__ import annotations
 
 import os
@@ -8,28 +9,32 @@ import os
 from weaklink.errors import InputError
 from weaklink.read import elfstructs as S
 from weaklink.read.elf import ElfFile
+from weaklink.read.holders import Holders, MappingSymbol
 from weaklink.read.layout import ImageLayout
 from weaklink.read.symbols import Symbol, SymbolColumns, SymbolLookup
 
-__all__ = ["Image", "Symbol", "SymbolColumns"]
+__all__ = ["Image", "MappingSymbol", "Symbol", "SymbolColumns"]
 
 
-class Image(SymbolLookup, ImageLayout):
-    """The ET_EXEC view of an ElfFile. Raises InputError for anything but a linked ARM image."""
+class Image(SymbolLookup, Holders, ImageLayout):
+    """The ET_EXEC view of an ElfFile. Raises InputError for anything but a linked ARM image,
+    and for one without a symbol table unless `stripped` (weaklink run boots one: its symbol
+    table is then empty)."""
 
-    def __init__(self, elf: ElfFile):
+    def __init__(self, elf: ElfFile, *, stripped: bool = False):
         self.elf = elf
         self._lookups: dict[str, tuple[Symbol, ...]] = {}
         if elf.e_type != S.ET_EXEC:
             raise InputError(elf.name, f"ELF type {elf.e_type}, expected {S.ET_EXEC} (ET_EXEC, "
                              "a linked executable)", 16)
-        if elf.symtab_index is None:
+        if elf.symtab_index is not None:
+            self._check_symtab_bounds()
+        elif not stripped:
             raise InputError(elf.name, "no symbol table (.symtab): was the image stripped?")
-        self._check_symtab_bounds()
 
     @classmethod
-    def from_path(cls, path: str | os.PathLike) -> "Image":
-        return cls(ElfFile.from_path(path, machine=S.EM_ARM))
+    def from_path(cls, path: str | os.PathLike, *, stripped: bool = False) -> "Image":
+        return cls(ElfFile.from_path(path, machine=S.EM_ARM), stripped=stripped)
 
     @property
     def name(self) -> str:

@@ -9,6 +9,7 @@ line number.
 from __future__ import annotations
 
 import os
+import re
 
 from weaklink.errors import InputError, read_input
 from weaklink.read import lldmap
@@ -21,6 +22,9 @@ DISCARDED_HEADER = "Discarded input sections"
 MEMORY_HEADER = "Memory Configuration"
 SCRIPT_HEADER = "Linker script and memory map"
 MEMBER_COLUMN = 30      # ldmain.c add_archive_element pads the member to column 30
+# An input section line of "Linker script and memory map" (ldlang.c print_input_section): the
+# section name (alone on the line above when it is long), its address, size and file.
+_INPUT_SECTION = r"^ ({name})\s+(0x[0-9a-fA-F]+)\s+(0x[0-9a-fA-F]+)\s+(\S+)"
 
 
 def _int(text: str, src: MapLines, k: int) -> int:
@@ -134,8 +138,15 @@ def parse_map_text(text: str, path: str = "<map>") -> LinkMap:
             load_lines.append(key)
     if not found and not seen_script and not loads:
         raise InputError(path, "not a GNU ld map file: none of its section headers found", 0)
-    return LinkMap(loads=tuple(loads), load_lines=tuple(load_lines), **found)
+    return LinkMap(loads=tuple(loads), load_lines=tuple(load_lines), path=path, text=text, **found)
 
 
 def parse_map(path: str | os.PathLike) -> LinkMap:
     return parse_map_text(read_input(path, text=True, what="map file"), str(path))
+
+
+def input_sections(link_map: LinkMap, pattern: str) -> list[tuple[int, int, str, str]]:
+    """(address, size, file, section name) of every input section of a GNU ld map whose name
+    matches `pattern` (a regex), in map order."""
+    return [(int(m.group(2), 16), int(m.group(3), 16), m.group(4), m.group(1))
+            for m in re.finditer(_INPUT_SECTION.format(name=pattern), link_map.text, re.M)]

@@ -31,9 +31,10 @@ class MemoryRegion(namedtuple("MemoryRegion", "name origin length attributes")):
 
 
 class LinkMap(namedtuple("LinkMap", "archive_members commons discarded memory loads load_lines "
-                                    "cref")):
+                                    "cref path text")):
     """The tables of one map. loads: LOAD paths, in order; load_lines: LOAD paths plus
-    "START GROUP"/"END GROUP"; cref: symbol -> files, the definition first."""
+    "START GROUP"/"END GROUP"; cref: symbol -> files, the definition first; path and text: the
+    file and all of it, read once (the input-section lines are searched where asked)."""
     __slots__ = ()
 
     def __new__(cls, archive_members: tuple[ArchiveInclusion, ...] = (),
@@ -41,9 +42,10 @@ class LinkMap(namedtuple("LinkMap", "archive_members commons discarded memory lo
                 discarded: tuple[DiscardedSection, ...] = (),
                 memory: tuple[MemoryRegion, ...] = (), loads: tuple[str, ...] = (),
                 load_lines: tuple[str, ...] = (),
-                cref: dict[str, tuple[str, ...]] | None = None):
+                cref: dict[str, tuple[str, ...]] | None = None, path: str = "<map>",
+                text: str = ""):
         return super().__new__(cls, archive_members, commons, discarded, memory, loads,
-                               load_lines, {} if cref is None else cref)
+                               load_lines, {} if cref is None else cref, path, text)
 
 
 class MapLines:

@@ -51,7 +51,7 @@ def parse_lld_map_text(text: str, path: str = "<map>") -> LinkMap:
         if line.strip() == CREF_HEADER:
             src.i += 1
             cref = cref_table(src)
-            return LinkMap(loads=tuple(loads), cref=cref or _first(defined))
+            return LinkMap(loads=tuple(loads), cref=cref or _first(defined), path=path, text=text)
         src.i += 1
         if not line.strip():
             continue
@@ -71,7 +71,7 @@ def parse_lld_map_text(text: str, path: str = "<map>") -> LinkMap:
                 loads.append(current)
         elif current is not None and not body.startswith("$"):   # ARM mapping symbols
             defined.setdefault(body.strip(), []).append(current)
-    return LinkMap(loads=tuple(loads), cref=_first(defined))
+    return LinkMap(loads=tuple(loads), cref=_first(defined), path=path, text=text)
 
 
 def _first(defined: dict[str, list[str]]) -> dict[str, tuple[str, ...]]:

@@ -22,8 +22,6 @@ from weaklink.read.elfstructs import (SHN_ABS, SHN_COMMON, SHN_LORESERVE, SHN_UN
 K_UNDEF, K_COMMON, K_DEFINED, K_ABS = 0, 1, 2, 3
 
 _SYM = struct.Struct(S.struct_format(S.SYM_FIELDS))
-_REL = struct.Struct(S.struct_format(S.REL_FIELDS))
-_RELA = struct.Struct(S.struct_format(S.RELA_FIELDS))
 
 
 class ComdatGroup(namedtuple("ComdatGroup", "signature sections")):
@@ -62,19 +60,14 @@ class ObjectFile:
     def names(self) -> list[str]:
         return [r[0] for r in self.rows]
 
-    @cached_property
+    @property
     def symbol_table(self) -> list[tuple]:
-        """Every Elf32_Sym of .symtab as a tuple (st_name, st_value, st_size, st_info,
-        st_other, st_shndx), entry 0 and the locals included (diagnostics and GC read locals)."""
-        offset, count = self.elf.symtab_span
-        return list(_SYM.iter_unpack(self.elf.data[offset:offset + count * S.SYM_SIZE]))
+        """Every Elf32_Sym of .symtab as a tuple (ElfFile.symbol_entries): diagnostics and GC
+        read locals too."""
+        return self.elf.symbol_entries
 
     def symbol_name(self, k: int) -> str:
-        """The name of symbol-table entry `k` ('' past the string table)."""
-        strtab = self.elf.symbol_strtab
-        nm = self.symbol_table[k][0]
-        end = strtab.find(b"\0", nm)
-        return strtab[nm:end if end >= 0 else len(strtab)].decode("utf-8", "replace")
+        return self.elf.symbol_name(k)
 
     @cached_property
     def section_indices(self) -> list[int]:
@@ -213,11 +206,7 @@ class ObjectFile:
         return self.symbol_name(k)
 
     def relocation_entries(self, rel: int) -> list[tuple]:
-        """(r_offset, r_info[, r_addend]) of every entry of relocation section `rel`."""
-        sh = self.elf.shdrs[rel]
-        layout = _REL if sh.sh_type == S.SHT_REL else _RELA
-        n = sh.sh_size // layout.size
-        return list(layout.iter_unpack(self.elf.data[sh.sh_offset:sh.sh_offset + n * layout.size]))
+        return self.elf.relocation_entries(rel)
 
     def relocated_names(self, dead_sections: frozenset[int] = frozenset()) -> set[str]:
         """Global symbols referenced by a relocation in a live SHF_ALLOC section: where ld

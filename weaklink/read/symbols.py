@@ -1,9 +1,12 @@
-"""The defined symbols of a linked image as columns, and the lookup of one symbol by name.
+"""The symbol table of a linked image: its defined symbols as columns, and one symbol by name
+(weaklink.read.holders: the symbol that holds an address).
 
-The bulk path never makes one Python object per symbol and never imports numpy: the Elf32_Sym
-fields are strided views of the file bytes copied into `array.array` columns, rows are
-selected with bytes.translate and big-integer masks, and names are cut out of .strtab with
-one bytes.split or bytes.find per symbol, all loops that run in C.
+The columns are the one representation of the table, for every command: `array.array`
+columns that numpy reads in place (np.asarray) where a command computes over many rows. The
+bulk path never makes one Python object per symbol and never imports numpy (analyze of a
+200k-symbol image, benchmarks/bench_analyze.py): the Elf32_Sym fields are strided views of
+the file bytes, rows are selected with bytes.translate and big-integer masks, and names are
+cut out of .strtab with one bytes.split or bytes.find per symbol, all loops that run in C.
 """
 from __future__ import annotations
 
@@ -31,9 +34,8 @@ _COLUMNS = (
 
 
 class SymbolColumns:
-    """A set of symbols as parallel columns (`array.array`, or numpy arrays from
-    weaklink.analyze.targets.as_numpy); len() is the number of rows, iteration yields the
-    columns."""
+    """A set of symbols as parallel `array.array` columns; len() is the number of rows,
+    iteration yields the columns."""
 
     __slots__ = _COLUMNS
     _fields = _COLUMNS
@@ -76,10 +78,14 @@ class Symbol(namedtuple("Symbol", "index name binding type address size shndx"))
     def type_name(self) -> str:
         return S.TYPE_NAMES.get(self.type, str(self.type))
 
+    def offset(self, address: int) -> int:
+        """How far into the symbol `address` lies (a function's Thumb bit is no offset)."""
+        return (address & ~1 if self.type == S.STT_FUNC else address) - self.address
+
 
 # ARM ELF ABI §5.5.3 mapping symbols ($a, $t, $d, optionally "$t.<n>") mark code/data
 # boundaries; they are not program objects.
-_MAPPING_PREFIX = b"$"
+MAPPING_PREFIX = b"$"
 
 
 def mapping_kind(name: str) -> str | None:
@@ -269,7 +275,7 @@ class SymbolLookup:
         if mask:
             mask[0] = 0
         cols, names = self._select(bytes(mask))
-        keep = [n[:1] not in (b"", _MAPPING_PREFIX) for n in names]
+        keep = [n[:1] not in (b"", MAPPING_PREFIX) for n in names]
         if all(keep):
             return cols
         return cols.take_runs(_runs(bytes(keep)))
@@ -330,3 +336,14 @@ class SymbolLookup:
         hit = self._lookups[name] = tuple(sorted(found, key=lambda s: (s.binding == S.STB_LOCAL,
                                                                        s.index)))
         return hit
+
+    def symbol_named(self, name: str, *, local: bool = False) -> Symbol | None:
+        """The defined global (or weak) symbol `name`; with `local`, a file-local one when
+        there is none (a `static` arena or buffer)."""
+        kinds = (S.STB_GLOBAL, S.STB_WEAK) + ((S.STB_LOCAL,) if local else ())
+        return next((s for s in self.lookup(name) if s.binding in kinds), None)
+
+    def names_of(self, indices) -> list[str]:
+        """The names of the .symtab entries at `indices` (a relocation names its symbol so)."""
+        offsets = self._fields[0]
+        return [n.decode("utf-8", "replace") for n in self.cut_names([offsets[k] for k in indices])]

@@ -8,6 +8,7 @@ import sys
 
 from weaklink import __version__
 from weaklink.errors import UsageError
+from weaklink.read.image import Image
 from weaklink.report import rules as catalogue
 
 # The SARIF writer (pathlib, urllib), the annotations and the DWARF source locator are imported
@@ -28,8 +29,10 @@ def check_outputs(args) -> None:
                          "--json (write --sarif FILE for machine-readable results)")
 
 
-def emit(args, text: str, results_of) -> None:
-    """Write the report text to stdout, then the SARIF file and the annotations, if asked."""
+def emit(args, text: str, results_of, images: dict | None = None) -> None:
+    """Write the report text to stdout, then the SARIF file and the annotations, if asked.
+    `images`: the weaklink.read.image.Image the command read, by path (one not given is read
+    for its source lines)."""
     out = sys.stdout
     out.write(text)
     if not (args.sarif or args.github):
@@ -41,8 +44,9 @@ def emit(args, text: str, results_of) -> None:
     for r in results:
         if r.symbol and (r.level != "note" or len(results) <= MAX_LOCATED):
             by_image.setdefault(r.image, []).append(r.symbol)
-    locations = {(image, name): where for image, names in by_image.items()
-                 for name, where in locate(image, names).items()}
+    images = images or {}
+    locations = {(path, name): where for path, names in by_image.items()
+                 for name, where in locate(images.get(path) or Image.from_path(path), names).items()}
     if args.sarif:
         _write_sarif(args.sarif, results, locations, _rules(args))
     if args.github:

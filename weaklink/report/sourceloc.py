@@ -20,9 +20,8 @@ from weaklink.read.image import Image
 SourceLocation = namedtuple("SourceLocation", "file line")
 
 
-def locate(image_path: str, names: list[str]) -> dict[str, SourceLocation]:
+def locate(image: Image, names: list[str]) -> dict[str, SourceLocation]:
     """Source locations of the defined symbols called `names` (unknown ones are left out)."""
-    image = Image.from_path(image_path)
     attribution = Attribution(image)
     if attribution.dwarf is None:
         return {}

@@ -9,11 +9,11 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from functools import cached_property
 
-from weaklink.read.elfstructs import SHT_GROUP
+from weaklink.read.elfstructs import SHN_COMMON, SHT_GROUP
 from weaklink.read.objfile import SectionTable
 
 
-COMMON = 0xFFF2          # SHN_COMMON: the pseudo-section holding a file's winning commons
+COMMON = SHN_COMMON      # the pseudo-section holding a file's winning commons
 
 
 def key(fid: int, index: int) -> int:

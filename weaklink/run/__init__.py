@@ -16,6 +16,7 @@ from npu.hw import accelerator as npu_accelerator, load_vela_ini
 from npu.soc import default_soc
 
 from weaklink.errors import InputError
+from weaklink.read.image import Image
 from weaklink.run import image as run_image
 from weaklink.run.board import board_for
 from weaklink.run.report import RunReport
@@ -29,7 +30,8 @@ __all__ = ["DEFAULT_TIMEOUT", "RunReport", "run"]
 def run(elf, *, accelerator: str, system_config: str, memory_mode: str, soc: str | None = None,
         functional: bool | None = None, timeout: float = DEFAULT_TIMEOUT,
         vela_ini: str | None = None, session: dict | None = None) -> RunReport:
-    """Boot `elf` and serve its NPU. `functional`: None = on bytes, timing only for a stream the
+    """Boot `elf` and serve its NPU. `elf`: the image's path, or the weaklink.read.image.Image
+    already read (check --run reads it once; a stripped image boots too). `functional`: None = on bytes, timing only for a stream the
     functional engine cannot compute (said in the job's note and the report's summary); True =
     on bytes or InputError; False = timing only. `vela_ini`: the file the system config and
     memory mode are read from (default: Vela's Arm/vela.ini). `session`: more of Session's
@@ -45,7 +47,7 @@ def run(elf, *, accelerator: str, system_config: str, memory_mode: str, soc: str
     ini.system_config(system_config)
     ini.memory_mode(memory_mode)
     board = board_for(soc, default_soc(acc))
-    image = run_image.load(elf, board)
+    image = run_image.load(elf if isinstance(elf, Image) else Image.from_path(elf, stripped=True), board)
     fields = dict(session or {})
     hooks = fields.pop("hooks", None)         # a function of the image: its breakpoints and their hooks
     session = Session(image, accelerator, system_config, memory_mode, soc, functional, timeout, required,
@@ -53,7 +55,7 @@ def run(elf, *, accelerator: str, system_config: str, memory_mode: str, soc: str
     if hooks is not None:
         session.hooks = hooks(image)
     end, uart, semihosting = session.run()
-    return RunReport(str(elf), accelerator, system_config, memory_mode, soc, board.name,
+    return RunReport(image.path, accelerator, system_config, memory_mode, soc, board.name,
                      "functional" if functional else "timing", end,
                      uart.decode("utf-8", "replace"), semihosting.decode("utf-8", "replace"),
                      session.invocations, session.calls, image, timeout,

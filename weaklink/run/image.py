@@ -7,18 +7,12 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass, field
-from pathlib import Path
 
-import numpy as np
-
-from weaklink.bind.coderefs import function_symbols
 from weaklink.errors import InputError
 from weaklink.read import elfstructs as S
-from weaklink.read.elf import ElfFile
+from weaklink.read.image import Image
 from weaklink.run.board import Board
 from weaklink.run.irq import wait_sites
-
-PT_LOAD, SHF_ALLOC = 1, 0x2
 # Exception numbers of the fault vectors (Armv8-M): NMI, HardFault, MemManage, BusFault,
 # UsageFault, SecureFault.
 FAULTS = {2: "NMI", 3: "HardFault", 4: "MemManage", 5: "BusFault", 6: "UsageFault", 7: "SecureFault"}
@@ -41,7 +35,7 @@ class RunImage:
     handlers: dict[int, int]          # exception number -> handler address (Thumb bit clear)
     functions: dict[str, int] = field(default_factory=dict)     # INVOKE and EXITS: name -> address
     stub: int = 0                     # where the interrupt stub is written
-    symbols: tuple[tuple[int, int, str], ...] = ()      # FUNC symbols: (address, size, name)
+    image: Image | None = None        # its symbols name the PCs
     waits: dict[int, tuple[str, int]] = field(default_factory=dict)   # WFE/WFI: address -> (kind, length)
     handler_names: dict[int, tuple[str, ...]] = field(default_factory=dict)   # handler -> its symbols
 
@@ -49,20 +43,16 @@ class RunImage:
         """`pc` as function+offset, when a function symbol covers it."""
         if pc is None:
             return "pc unknown"
-        best = None
-        for address, size, name in self.symbols:
-            if address <= pc < address + max(size, 1) and (best is None or address > best[0]):
-                best = (address, name)
+        fn = self.image.symbol_at(pc, (S.STT_FUNC,)) if self.image is not None else None
         text = f"pc 0x{pc:08x}"
-        return f"{text} ({best[1]}+0x{pc - best[0]:x})" if best else text
+        return f"{text} ({fn.name}+0x{pc - fn.address:x})" if fn else text
 
 
-def load(path: str | Path, board: Board) -> RunImage:
-    path = str(path)
-    elf = ElfFile.from_path(path)                         # not ELF32 LE ARM: one line, exit 2
-    if elf.header["e_type"] != 2:
-        raise InputError(path, f"ELF type {elf.header['e_type']}, expected 2 (an executable image)", 16)
-    loads = [p for p in elf.phdrs if p.p_type == PT_LOAD and p.p_memsz]
+def load(image: Image, board: Board) -> RunImage:
+    """What `run` needs of `image` (read with Image.from_path(..., stripped=True): a stripped
+    image boots too, with no name for its PCs)."""
+    path, elf = image.name, image.elf
+    loads = [p for p in image.load_segments() if p.p_memsz]
     if not loads:
         raise InputError(path, "no loadable segment: nothing to boot")
     for p in loads:
@@ -78,30 +68,22 @@ def load(path: str | Path, board: Board) -> RunImage:
         raise InputError(path, f"reset vector 0x{reset:08x} is not a Thumb address in "
                          f"{board.machine}'s memory", 4)
     handlers = {n: words[n] & ~1 for n in FAULTS if n < len(words) and words[n] & 1}
-    waits = wait_sites(elf)
-    # for naming PCs, and for the optional breakpoint on the driver's invoke
-    symbols = tuple(s for s in function_symbols(elf) if s[2])
-    functions = {name: address for address, _, name in symbols if name == INVOKE or name in EXITS}
+    # the optional breakpoints on the driver's invoke and the exits
+    functions = {fn.name: fn.address for fn in image.functions if fn.name == INVOKE or fn.name in EXITS}
     return RunImage(path, board, sp, reset & ~1, handlers, functions,
-                    _stub_address(path, elf, loads, board), symbols, waits,
-                    _names_at(elf, set(handlers.values())))
+                    _stub_address(path, elf, loads, board), image, wait_sites(image),
+                    _names_at(image, set(handlers.values())))
 
 
-def _names_at(elf: ElfFile, addresses: set[int]) -> dict[int, tuple[str, ...]]:
+def _names_at(image: Image, addresses: set[int]) -> dict[int, tuple[str, ...]]:
     """Every defined function symbol at each address: a CMSIS startup file's Default_Handler
     and the handlers it stands in for (`__attribute__((weak, alias("Default_Handler")))`) share
     one. The strong (global) definition first, then the weak aliases, then local ones."""
-    syms = elf.symbols
-    if not addresses or not len(syms):
-        return {}
-    values = syms["st_value"] & np.uint32(0xFFFFFFFE)
-    idx = np.flatnonzero(np.isin(values, list(addresses)) & (syms["st_info"] & 0xF == S.STT_FUNC)
-                         & (syms["st_shndx"] != S.SHN_UNDEF))
     rank = {S.STB_GLOBAL: 0, S.STB_WEAK: 1}
     found: dict[int, list[tuple[int, str]]] = {}
-    for k, name in zip(idx.tolist(), elf.symbol_names(idx)):
-        if name:
-            found.setdefault(int(values[k]), []).append((rank.get(int(syms["st_info"][k]) >> 4, 2), name))
+    for fn in image.functions:
+        if fn.address in addresses:
+            found.setdefault(fn.address, []).append((rank.get(fn.binding, 2), fn.name))
     return {a: tuple(dict.fromkeys(n for _, n in sorted(v))) for a, v in found.items()}
 
 
@@ -121,7 +103,7 @@ def _in_memory(path, board: Board, address: int, size: int, verb: str) -> None:
         raise NotOnBoard(path, board, address, size, verb)
 
 
-def _read(elf: ElfFile, loads, address: int, size: int) -> bytes | None:
+def _read(elf, loads, address: int, size: int) -> bytes | None:
     for p in loads:
         if p.p_paddr <= address and address + size <= p.p_paddr + p.p_filesz:
             start = p.p_offset + address - p.p_paddr
@@ -129,13 +111,13 @@ def _read(elf: ElfFile, loads, address: int, size: int) -> bytes | None:
     return None
 
 
-def _stub_address(path, elf: ElfFile, loads, board: Board) -> int:
+def _stub_address(path, elf, loads, board: Board) -> int:
     """STUB_BYTES at the top of a RAM the image leaves unused (ITCM first: code memory, secure
     alias; never DDR), for the few instructions that raise the NPU's interrupt from inside the
     guest."""
     used = [(p.p_vaddr, p.p_vaddr + p.p_memsz) for p in loads]
     used += [(p.p_paddr, p.p_paddr + p.p_memsz) for p in loads]
-    used += [(s.sh_addr, s.sh_addr + s.sh_size) for s in elf.shdrs if s.sh_flags & SHF_ALLOC]
+    used += [(s.sh_addr, s.sh_addr + s.sh_size) for s in elf.shdrs if s.sh_flags & S.SHF_ALLOC]
     for memory in board.memories:
         if memory.rom or memory.name == "DDR":
             continue

@@ -56,8 +56,7 @@ from dataclasses import dataclass, field
 
 from weaklink.read import elfstructs as S
 from weaklink.read import thumb
-from weaklink.read.elf import ElfFile
-from weaklink.read.symbols import mapping_kind
+from weaklink.read.image import Image
 from weaklink.run.job import Invocation
 
 RUNNING_READS = 4         # reads of the register page that see a job running
@@ -97,15 +96,16 @@ def budget(cycles: float, core_clock: float) -> float:
     return max(SPIN_BUDGET, cycles / core_clock if core_clock > 0 else 0.0)
 
 
-def wait_sites(elf: ElfFile, patterns: dict[bytes, str] = WAITS) -> dict[int, tuple[str, int]]:
+def wait_sites(image: Image, patterns: dict[bytes, str] = WAITS) -> dict[int, tuple[str, int]]:
     """Address -> (wfe | wfi, its length) of every WFE and WFI (or of each of `patterns`: encoding
     -> name) that starts an instruction in the image's executable sections (its executable
     segments when it has no section headers)."""
+    elf = image.elf
     spans = [(s.sh_addr, s.sh_offset, s.sh_size) for s in elf.shdrs
              if s.sh_flags & S.SHF_EXECINSTR and s.sh_flags & S.SHF_ALLOC and s.sh_type != S.SHT_NOBITS]
     if not spans:
-        spans = [(p.p_vaddr, p.p_offset, p.p_filesz) for p in elf.phdrs if p.p_type == 1 and p.p_flags & PF_X]
-    marks = _mapping_symbols(elf)
+        spans = [(p.p_vaddr, p.p_offset, p.p_filesz) for p in image.load_segments() if p.p_flags & PF_X]
+    marks = sorted({m.address: m.kind for m in image.mapping_symbols}.items())
     starts = [address for address, _ in marks]
     out = {}
     for address, offset, size in spans:
@@ -123,14 +123,6 @@ def wait_sites(elf: ElfFile, patterns: dict[bytes, str] = WAITS) -> dict[int, tu
     return out
 
 
-def _mapping_symbols(elf: ElfFile) -> list[tuple[int, str]]:
-    """The image's `$t` (Thumb code follows) and `$d` (data follows) symbols, by address."""
-    values = elf.symbols["st_value"]
-    marks = {}
-    for k, name in enumerate(elf.symbol_names()):
-        if (kind := mapping_kind(name)) is not None:
-            marks[int(values[k]) & ~1] = kind
-    return sorted(marks.items())
 
 
 class HeldMemory:

@@ -34,6 +34,7 @@ test in tests/link/test_rules.py (docs/linker-semantics.md §1.2, §2.1, §7).
 """
 from __future__ import annotations
 
+from weaklink.read.elfstructs import SHN_ABS, SHN_COMMON
 from weaklink.read.objfile import K_COMMON, K_UNDEF
 
 NEW, UNDEF, UNDEFWEAK, DEFWEAK, DEFINED, COMMON = range(6)
@@ -122,12 +123,12 @@ class SymbolTable:
             return
         if st == NEW:                                # COM on a new name joins the undefs list
             self.undefs += 1
-        sym.size, sym.shndx, sym.absolute = size, 0xFFF2, False   # COM, also over DEFWEAK
+        sym.size, sym.shndx, sym.absolute = size, SHN_COMMON, False   # COM, also over DEFWEAK
         sym.script_def = SCRIPT_NONE
         self._set(sym, COMMON, file)
 
     def defined(self, sym: Sym, file: int, weak: bool, size: int, shndx: int, value: int):
-        absolute = shndx == 0xFFF1
+        absolute = shndx == SHN_ABS
         if sym.script_def == SCRIPT_HARD:            # (5): any definition clashes, not noticed
             if not self.muldefs:
                 self.multiple.append((sym.name, file, -1, True))
@@ -167,7 +168,7 @@ class SymbolTable:
         one, is a multiple definition. Otherwise it is soft (`ldscript_def`): a later
         definition takes it over silently. Either way a later common takes it over."""
         by_object = any(n & 3 == N_DEF for n in sym.notices)   # elf def_regular
-        self._own(sym, DEFINED, -1, 0, 0xFFF1, value, True)
+        self._own(sym, DEFINED, -1, 0, SHN_ABS, value, True)
         sym.script_def = SCRIPT_HARD if by_object else SCRIPT_SOFT
 
     def _own(self, sym, state, file, size, shndx, value, absolute):

@@ -19,8 +19,6 @@ from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
-import numpy as np
-
 from weaklink.demangle import demangle
 from weaklink.errors import ToolchainMissing
 from weaklink.read import elfstructs as S
@@ -149,24 +147,17 @@ def run_lld(args: list[str], cwd: str | Path, extra: tuple[str, ...] = ()) -> Ll
 # -- comparison --------------------------------------------------------------------------------
 def _image_symbols(elf: ElfFile) -> dict[str, tuple[int, int, int, int]]:
     """Global and weak symbols of the image: name -> (binding, value, size, shndx)."""
-    syms = elf.symbols
-    if not len(syms):
-        return {}
-    bind = syms["st_info"] >> 4
-    rows = np.flatnonzero(bind != S.STB_LOCAL)
-    names = elf.symbol_names(rows)
-    return {n: (int(bind[i]), int(syms["st_value"][i]), int(syms["st_size"][i]),
-                int(syms["st_shndx"][i])) for n, i in zip(names, rows.tolist())}
+    return {elf.symbol_name(k): (info >> 4, value, size, shndx)
+            for k, (_, value, size, info, _, shndx) in enumerate(elf.symbol_entries)
+            if info >> 4 != S.STB_LOCAL}
 
 
 def _image_bytes(elf: ElfFile, address: int, n: int) -> bytes | None:
-    sh = elf.sections
-    for i in range(len(sh)):
-        lo, size = int(sh["sh_addr"][i]), int(sh["sh_size"][i])
-        if int(sh["sh_flags"][i]) & S.SHF_ALLOC and lo <= address < lo + size:
-            if int(sh["sh_type"][i]) == S.SHT_NOBITS:
+    for i, sh in enumerate(elf.shdrs):
+        if sh.sh_flags & S.SHF_ALLOC and sh.sh_addr <= address < sh.sh_addr + sh.sh_size:
+            if sh.sh_type == S.SHT_NOBITS:
                 return None
-            off = int(sh["sh_offset"][i]) + address - lo
+            off = sh.sh_offset + address - sh.sh_addr
             return elf.data[off:off + n]
     return None
 
@@ -211,9 +202,8 @@ def definition_mismatches(model: LinkResult, state, elf: ElfFile) -> list[str]:
                 out.append(f"{name}: image {got}, model {want} from {model.symbols[name].file}")
             continue
         obj = state.files[sym.file].obj
-        sec = obj.elf.sections[sym.shndx]
         n = min(int(sym.size) or 4, 16)
-        if int(sec["sh_type"]) == S.SHT_NOBITS:
+        if obj.elf.shdrs[sym.shndx].sh_type == S.SHT_NOBITS:
             continue
         start = sym.value & ~1
         want = obj.elf.section_bytes(sym.shndx)[start:start + n]

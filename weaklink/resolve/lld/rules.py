@@ -43,6 +43,8 @@ test in tests/link/test_lld_rules.py.
 """
 from __future__ import annotations
 
+from weaklink.read.elfstructs import SHN_ABS, SHN_COMMON
+
 NEW, UNDEF, LAZY, DEFINED, COMMON = range(5)
 SCRIPT_VALUE, SCRIPT_EXPR = 1, 2    # a --defsym number; a script expression (not evaluated)
 
@@ -143,7 +145,7 @@ class SymbolTable:
                 sym.size, sym.file = size, file
             return
         sym.kind, sym.file, sym.size, sym.weak = COMMON, file, size, False   # (7) (8)
-        sym.shndx, sym.absolute, sym.lazy = 0xFFF2, False, -1
+        sym.shndx, sym.absolute, sym.lazy = SHN_COMMON, False, -1
 
     def defined(self, sym: Sym, file: int, weak: bool, size: int, shndx: int, value: int):
         kind = sym.kind
@@ -155,7 +157,7 @@ class SymbolTable:
                 return
         sym.kind, sym.file, sym.weak, sym.lazy = DEFINED, file, weak, -1     # (6)
         sym.size, sym.shndx, sym.value = size, shndx, value
-        sym.absolute = shndx == 0xFFF1
+        sym.absolute = shndx == SHN_ABS
         sym.script = 0
 
     def assign(self, sym: Sym, value: int, evaluated: bool = True):
@@ -163,5 +165,5 @@ class SymbolTable:
         checked (LinkerScript::declareSymbols), so it neither blocks nor causes extraction,
         and silently overrides any definition (measured)."""
         sym.kind, sym.file, sym.weak, sym.lazy = DEFINED, -1, False, -1
-        sym.size, sym.shndx, sym.value, sym.absolute = 0, 0xFFF1, value, True
+        sym.size, sym.shndx, sym.value, sym.absolute = 0, SHN_ABS, value, True
         sym.script, sym.discarded = SCRIPT_VALUE if evaluated else SCRIPT_EXPR, -1

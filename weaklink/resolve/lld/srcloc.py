@@ -17,8 +17,6 @@ import bisect
 import os
 from functools import cached_property
 
-import numpy as np
-
 from weaklink.read import elfstructs as S
 from weaklink.read.dwarf import DwarfError, dwarf_of
 from weaklink.read.dwarf.lines import LineHeader
@@ -48,11 +46,8 @@ class SourceLocator:
     @cached_property
     def _source_file(self) -> str:
         elf = self.obj.elf
-        syms = elf.symbols
-        if not len(syms):
-            return ""
-        files = np.flatnonzero((syms["st_info"] & 0xF) == S.STT_FILE)
-        return elf.symbol_names(files[:1])[0] if len(files) else ""
+        first = next((k for k, s in enumerate(elf.symbol_entries) if s[3] & 0xF == S.STT_FILE), None)
+        return elf.symbol_name(first) if first is not None else ""
 
     # -- DWARF -----------------------------------------------------------------------------------
     @cached_property
@@ -64,17 +59,13 @@ class SourceLocator:
     def _sequence_sections(self) -> list[int]:
         """Section index of each DW_LNE_set_address, in order."""
         elf = self.obj.elf
-        sh = elf.sections
+        sh, syms = elf.shdrs, elf.symbol_entries
         rel = elf.find_section(".rel.debug_line")
         if rel is None:
             return []
-        n = int(sh["sh_size"][rel]) // S.REL.itemsize
-        rows = np.frombuffer(elf.data, S.REL, count=n, offset=int(sh["sh_offset"][rel]))
-        rows = rows[np.argsort(rows["r_offset"], kind="stable")]
-        shndx = elf.symbols["st_shndx"][(rows["r_info"] >> 8).astype(np.int64)]
-        flags = sh["sh_flags"][np.minimum(shndx, len(sh) - 1)]
-        keep = (shndx > 0) & (shndx < len(sh)) & ((flags & S.SHF_ALLOC) != 0)
-        return shndx[keep].astype(int).tolist()
+        rows = sorted(elf.relocation_entries(rel), key=lambda r: r[0])     # stable
+        shndx = [syms[r[1] >> 8][5] for r in rows]
+        return [i for i in shndx if 0 < i < len(sh) and sh[i].sh_flags & S.SHF_ALLOC]
 
     @cached_property
     def _rows(self) -> dict[int, list]:

@@ -27,14 +27,11 @@ import os
 from dataclasses import dataclass
 from functools import cached_property
 
-import numpy as np
-
 from weaklink.bind.coderefs import CodeMap, find_refs
 from weaklink.demangle import demangle
 from weaklink.errors import InputError, read_input
 from weaklink.read import elfstructs as S
 from weaklink.read.archive import Archive, is_archive
-from weaklink.read.elfstructs import REL, RELA
 from weaklink.read.image import Image
 from weaklink.read.objfile import ObjectFile
 
@@ -95,7 +92,7 @@ class ReaderEvidence:
 
         def reader_function(span) -> bool:
             fn = code.function_at(span.start)
-            return fn is not None and matches(reader, demangle(fn[2]))
+            return fn is not None and matches(reader, demangle(fn.name))
 
         return [s for s in code.spans if reader_function(s)], "function name"
 
@@ -116,20 +113,14 @@ class ReaderEvidence:
             if sh.sh_info >= len(elf.shdrs) or not elf.shdrs[sh.sh_info].sh_flags & S.SHF_ALLOC:
                 continue
             any_rel = True
-            dt = REL if sh.sh_type == S.SHT_REL else RELA
-            count = sh.sh_size // dt.itemsize
-            if sh.sh_offset + count * dt.itemsize > len(elf.data):
-                raise InputError(elf.name, f"relocation section {i} runs past the end of the "
-                                 "file", elf.shdr_offset(i))
-            rel = np.frombuffer(elf.data, dt, count=count, offset=sh.sh_offset)
-            syms = (rel["r_info"] >> 8).astype(np.int64)
+            entries = elf.relocation_entries(i)     # in the file: ElfFile checked its bounds
+            syms = [e[1] >> 8 for e in entries]
             nsym = elf.symtab_span[1]
-            if len(syms) and int(syms.max()) >= nsym:
+            if syms and max(syms) >= nsym:
                 raise InputError(elf.name, f"relocation section {i} names symbol "
-                                 f"{int(syms.max())}, past the symbol table ({nsym})",
+                                 f"{max(syms)}, past the symbol table ({nsym})",
                                  elf.shdr_offset(i))
-            names = elf.symbol_names(syms)
-            out += zip(rel["r_offset"].tolist(), names)
+            out += zip([e[0] for e in entries], self.image.names_of(syms))
         return out if any_rel else None
 
     def _relocations(self, name: str, reader: str) -> ReadEvidence | None:
