@@ -193,7 +193,7 @@ def test_no_pyelftools(image):
             "image = Image.from_path(sys.argv[1]); dwarf = dwarf_of(image.elf)\n"
             "init = image.lookup('ethosu_init')[0]\n"
             "print(repr((dwarf.unit_names(), [dwarf.variable_units(n) for n in sys.argv[2:]],\n"
-            "            callsite.from_dwarf(dwarf, 'ethosu_init'), locate(sys.argv[1], sys.argv[2:]),\n"
+            "            callsite.from_dwarf(dwarf, 'ethosu_init'), locate(image, sys.argv[2:]),\n"
             "            Attribution(image).defined_in(init))))")
     done = subprocess.run([sys.executable, "-c", code, str(image), *NAMES], capture_output=True,
                           text=True)
@@ -201,7 +201,7 @@ def test_no_pyelftools(image):
     image_ = Image.from_path(image)
     dwarf = Dwarf(image_.elf)
     want = (dwarf.unit_names(), [dwarf.variable_units(n) for n in NAMES],
-            callsite.from_dwarf(dwarf, "ethosu_init"), locate(str(image), NAMES),
+            callsite.from_dwarf(dwarf, "ethosu_init"), locate(image_, NAMES),
             Attribution(image_).defined_in(image_.lookup("ethosu_init")[0]))
     assert done.stdout.strip() == repr(want) and "init.c" in done.stdout
 

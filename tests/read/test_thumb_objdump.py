@@ -63,10 +63,10 @@ def newlib(request, cross_toolchain, tmp_path_factory):
 
 def _lines(elf: ElfFile, listing: str):
     """(code, base, address, width, mnemonic, operands, comment) of every instruction listed."""
-    names = {elf.section_name(i): i for i in range(len(elf.sections))}
+    names = {name: i for i, name in enumerate(elf.section_names)}
     for part in listing.split("\nDisassembly of section ")[1:]:
         i = names[part.split(":", 1)[0]]
-        code, base = elf.section_bytes(i), int(elf.sections[i]["sh_addr"])
+        code, base = elf.section_bytes(i), elf.shdrs[i].sh_addr
         for m in LINE.finditer(part):
             if not m.group(4).startswith("."):
                 ops, _, comment = m.group(5).partition("\t@")
@@ -217,11 +217,11 @@ def test_instruction_starts_are_objdumps(newlib):
     """Counted back from any halfword to the start of its run of code (after data, objdump's
     `.word`), the start of each instruction is one and its second half is not."""
     elf, listing = newlib
-    names = {elf.section_name(i): i for i in range(len(elf.sections))}
+    names = {name: i for i, name in enumerate(elf.section_names)}
     count = 0
     for part in listing.split("\nDisassembly of section ")[1:]:
         i = names[part.split(":", 1)[0]]
-        code, base, lo, end = elf.section_bytes(i), int(elf.sections[i]["sh_addr"]), None, None
+        code, base, lo, end = elf.section_bytes(i), elf.shdrs[i].sh_addr, None, None
         for m in LINE.finditer(part):
             address = int(m.group(1), 16)
             if m.group(4).startswith("."):
