@@ -19,7 +19,7 @@ from weaklink.bind import callsite
 from weaklink.errors import InputError
 from weaklink.read.dwarf import Dwarf, DwarfError
 from weaklink.read.elf import ElfFile
-from weaklink.report.sourceloc import locate
+from weaklink.ci.sourceloc import locate
 
 UNITS = {
     "data.c": """\

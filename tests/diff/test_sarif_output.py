@@ -9,7 +9,7 @@ import jsonschema
 import pytest
 
 from weaklink.cli import main
-from weaklink.report import rules
+from weaklink import rules
 
 SCHEMA = Path(__file__).resolve().parents[1] / "data" / "sarif-schema-2.1.0.json"
 U85 = ["--accelerator", "ethos-u85-256", "--system-config", "Ethos_U85_SYS_DRAM_Mid",
@@ -115,9 +115,14 @@ def test_results_outside_the_tree_use_file_uris(validator, builds, tmp_path, cap
 
 
 def test_every_finding_rule_has_a_catalogue_entry():
-    """Rule ids declared by analyze and check (module constants) all have a help text."""
+    """The rules analyze and check raise findings under (module constants) are in the table
+    their command's SARIF lists, each with a help text."""
+    import weaklink.analyze.extraction as ax
     import weaklink.analyze.findings as af
+    import weaklink.check.functional as cf
     import weaklink.check.static as cs
-    declared = {v for m in (af, cs) for k, v in vars(m).items()
-                if k.isupper() and isinstance(v, str) and v.islower() and "-" in v}
-    assert declared and declared <= set(rules.CHECK_RULES)
+    used = {m: {v.id for v in vars(m).values() if isinstance(v, rules.Rule)}
+            for m in (af, ax, cs, cf)}
+    assert used[af] | used[ax] and used[af] | used[ax] <= set(rules.ANALYZE_RULES)
+    assert used[cs] | used[cf] and used[cs] | used[cf] <= set(rules.CHECK_RULES)
+    assert all(r.short and r.help for r in rules.RULES.values())

@@ -7,7 +7,7 @@ little-endian (ELFDATA2LSB is checked when the file is read).
 """
 from __future__ import annotations
 
-from collections import namedtuple
+from dataclasses import dataclass
 
 from weaklink.analyze.addresses import holder
 from weaklink.analyze.regions import RegionMap
@@ -18,14 +18,12 @@ VALUE_SIZES = (1, 2, 4, 8)
 POINTER_SIZE = 4            # ELF32: a data pointer is one 32-bit word
 
 
-class PointsTo(namedtuple("PointsTo", "symbol offset region")):
-    """symbol: the symbol whose [address, address + size) holds the target, or None;
-    offset: from that symbol, or from the region's origin when no symbol; region: or None."""
-
-    __slots__ = ()
-
-    def to_json(self) -> dict:
-        return {"symbol": self.symbol, "offset": self.offset, "region": self.region}
+@dataclass(frozen=True, slots=True)
+class PointsTo:
+    """Where a pointer's value points."""
+    symbol: str | None      # the symbol whose [address, address + size) holds the target
+    offset: int             # from that symbol, or from the region's origin when no symbol
+    region: str | None
 
 
 def initial_value(image: Image, sym: Symbol) -> int | None:

@@ -45,9 +45,6 @@ class ReadEvidence:
     source: str               # relocations | link inputs | dwarf | code | none
     detail: str               # what decided, in one sentence
 
-    def to_json(self) -> dict:
-        return {"reads": self.reads, "source": self.source, "detail": self.detail}
-
 
 def matches(glob: str, name: str | None) -> bool:
     """Does a unit (a path, an object, an archive member, a function name) match the glob?"""
