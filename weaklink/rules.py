@@ -1,11 +1,14 @@
 """The rules: every rule id a weaklink finding or result can carry, once, with its severity, a
 one-line summary and the help text SARIF viewers and CI show; and the Finding record.
 
-| severity | meaning                                          | SARIF level | GitHub annotation |
-|----------|--------------------------------------------------|-------------|-------------------|
-| error    | the image will fail (or an --expect-* failed)    | error       | ::error           |
-| warning  | it may not do what was meant                     | warning     | ::warning         |
-| info     | a fact worth knowing (a weak default that stayed)| note        | none              |
+| severity | meaning                                             | SARIF level | GitHub annotation |
+|----------|-----------------------------------------------------|-------------|-------------------|
+| error    | the image fails (or an --expect-* expectation did)  | error       | ::error           |
+| warning  | it likely does not do what was meant                | warning     | ::warning         |
+| info     | a fact worth knowing, often meant (a weak default)  | note        | none              |
+
+What trips a gate (an unmet --expect-*, a diff --fail-on) is reported as an error whatever its
+rule's severity (weaklink.ci.results).
 
 `severity` is the JSON's word (a finding's `severity`: error, warning or info,
 docs/json-contract.md); SARIF 2.1.0 names the same levels error, warning, note (§3.27.10), and
@@ -61,8 +64,7 @@ class Rule:
 
 # analyze: what an engineer should know about a linked image
 WEAK_DEFAULT_SURVIVED = Rule(
-    "weak-default-survived", "info",
-    "A weak default definition is in the linked image",
+    "weak-default-survived", "info", "A weak default definition is in the linked image",
     "No strong definition replaced this WEAK one (nm shows V/W). That is right when the "
     "default is meant to stay; when a strong override was expected, link its object directly "
     "or extract it from its archive (-u SYMBOL or --whole-archive): GNU ld never extracts an "
@@ -80,13 +82,11 @@ OVERRIDE_NOT_EXTRACTED = Rule(
     "was left for the member to satisfy. Link the override's object directly, or force it in "
     "with -u SYMBOL or --whole-archive.")
 POINTER_OUTSIDE_REGION = Rule(
-    "pointer-outside-region", "error",
-    "A pointer's target is outside the expected memory region",
+    "pointer-outside-region", "error", "A pointer's target is outside the expected memory region",
     "--expect-region SYM=R: the symbol (or, for a pointer, its reset value) does not lie in "
     "region R. Check the section attribute and the linker script placement.")
 EXPECTED_SYMBOL_MISSING = Rule(
-    "expected-symbol-missing", "error",
-    "An expected symbol is not defined in the image",
+    "expected-symbol-missing", "error", "An expected symbol is not defined in the image",
     "A symbol named by --expect-override or --expect-region is not defined in the linked "
     "image.")
 ANALYZE = (WEAK_DEFAULT_SURVIVED, NEAR_MISS_OVERRIDE, OVERRIDE_NOT_EXTRACTED,
@@ -94,8 +94,7 @@ ANALYZE = (WEAK_DEFAULT_SURVIVED, NEAR_MISS_OVERRIDE, OVERRIDE_NOT_EXTRACTED,
 
 # check: the base-address table's findings, --functional's, and the verdict itself
 FAST_SCRATCH_NULL = Rule(
-    "fast-scratch-null", "error",
-    "The NPU fast-scratch base is 0 although the model uses it",
+    "fast-scratch-null", "error", "The NPU fast-scratch base is 0 although the model uses it",
     "The command stream stages data in the fast-scratch region, but the base-address table "
     "passes 0/0: the weak default survived, no definition was linked, or the backend never "
     "reads the runner's buffer. On Ethos-U85 Dedicated_Sram the NPU then writes to address 0 "
@@ -128,16 +127,14 @@ FAST_MEMORY_TOO_SMALL = Rule(
     "base-address region 2 and fails the invoke (\"Fast memory area too small\") when the "
     "region is larger. Give ethosu_init a fast-memory area at least as large as the region.")
 CORRUPTS = Rule(
-    "corrupts", "error",
-    "An NPU write lands on bytes other data still needs",
+    "corrupts", "error", "An NPU write lands on bytes other data still needs",
     "weaklink check --functional computed the inference on bytes at the image's base "
     "addresses. An operation wrote through one region onto bytes that another region reads "
     "later, onto the model, or onto a symbol of the image: the buffers overlap. Give each "
     "region its own memory (e.g. a fast scratch of its own instead of a pointer into the "
     "tensor arena).")
 NPU_VERDICT = Rule(
-    "npu-verdict", "error",
-    "The emulated NPU inference did not complete",
+    "npu-verdict", "error", "The emulated NPU inference did not complete",
     "weaklink check ran the image's command stream on the Ethos-U emulator with the image's "
     "base-address table and the inference hung or faulted. The result's message holds the "
     "chain from the fault back to the symbol that set the base.")
@@ -146,63 +143,49 @@ CHECK = (FAST_SCRATCH_NULL, FAST_SCRATCH_TOO_SMALL, FAST_SCRATCH_UNREACHABLE,
 
 # diff: each change kind, in the order a symbol's kinds are listed (most telling first)
 CHANGES = (
-    Rule("added", "info",
-         "A symbol is defined in the new image only",
+    Rule("added", "info", "A symbol is defined in the new image only",
          "The new build defines a global symbol the old one did not."),
-    Rule("removed", "warning",
-         "A symbol of the old image is gone",
+    Rule("removed", "warning", "A symbol of the old image is gone",
          "The old build defined this global symbol; the new one does not."),
-    Rule("binding-changed", "warning",
-         "A definition changed between weak and strong",
+    Rule("binding-changed", "warning", "A definition changed between weak and strong",
          "A strong override no longer wins (strong became weak: the weak default survived) or a "
          "weak default was replaced. Either changes what the program runs on."),
-    Rule("definer-changed", "warning",
-         "Another file's definition won",
+    Rule("definer-changed", "warning", "Another file's definition won",
          "The compilation unit that defines the symbol changed between the builds: link order, an "
          "archive extraction or an override changed which definition ld picked."),
-    Rule("region-changed", "warning",
-         "A symbol moved to another memory region",
+    Rule("region-changed", "warning", "A symbol moved to another memory region",
          "The symbol now lives in another MEMORY region (e.g. SRAM to BRAM): its section or the "
          "linker script placement changed."),
-    Rule("section-changed", "info",
-         "A symbol moved to another output section in the same region",
+    Rule("section-changed", "info", "A symbol moved to another output section in the same region",
          "The symbol's output section changed while its memory region did not."),
-    Rule("points-to-changed", "warning",
-         "A pointer's reset value now points somewhere else",
+    Rule("points-to-changed", "warning", "A pointer's reset value now points somewhere else",
          "The pointer's initial value points into another symbol or region than before (a pointer "
          "that only follows its moved target is not reported)."),
-    Rule("value-changed", "info",
-         "A data symbol's reset value changed",
+    Rule("value-changed", "info", "A data symbol's reset value changed",
          "The initial value (the PROGBITS bytes, or zero for .bss) changed."),
-    Rule("size-changed", "info",
-         "A symbol's size changed",
+    Rule("size-changed", "info", "A symbol's size changed",
          "st_size changed between the builds."),
-    Rule("address-changed", "info",
-         "A symbol named with --symbol moved",
+    Rule("address-changed", "info", "A symbol named with --symbol moved",
          "Address moves are listed only for the symbols named with --symbol."),
 )
 VERDICT_CHANGED = Rule(
-    "verdict-changed", "warning",
-    "The NPU verdict changed",
+    "verdict-changed", "warning", "The NPU verdict changed",
     "With --check: the emulated inference's verdict (ok, hang, error) differs between the "
     "builds.")
 BASE_CHANGED = Rule(
-    "base-changed", "warning",
-    "An NPU base-address table entry changed",
+    "base-changed", "warning", "An NPU base-address table entry changed",
     "With --check: the base address, size or defining symbol the backend passes for an NPU "
     "region differs between the builds.")
 DIFF = (*CHANGES, VERDICT_CHANGED, BASE_CHANGED)
 
 # check --run: check's table against the one the firmware passed when it ran
 RUN_MISMATCH = Rule(
-    "run-mismatch", "error",
-    "The firmware's run differs from what check predicts",
+    "run-mismatch", "error", "The firmware's run differs from what check predicts",
     "weaklink check --run ran the image on QEMU with the NPU emulated and compared, per NPU "
     "job, each region's base and size, the job's status and cycles, and the verdict with what "
     "the firmware did. The message names both values and where each comes from.")
 RUN_FAILED = Rule(
-    "run-failed", "error",
-    "The firmware crashed or stopped without an explanation",
+    "run-failed", "error", "The firmware crashed or stopped without an explanation",
     "weaklink check --run: the run ended in a crash, a timeout with no hung NPU job to explain "
     "it, or QEMU stopping; the message gives the program counter and the UART's last lines.")
 RUN = (RUN_MISMATCH, RUN_FAILED)

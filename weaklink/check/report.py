@@ -68,9 +68,17 @@ class OperatorCheck(Record):
     def cycles(self) -> int | None:
         return int(self.run.cycles["total"]) if self.verdict in ("ok", "wrong") else None
 
-    base_rows = property(lambda self: _base_rows(self.table, self.run))
-    region_needs = property(lambda self: _region_needs(self.needs))
-    rule_ids = property(lambda self: _rule_ids(self.findings))
+    @property
+    def base_rows(self) -> list[dict]:
+        return _base_rows(self.table, self.run)
+
+    @property
+    def region_needs(self) -> dict[str, int]:
+        return _region_needs(self.needs)
+
+    @property
+    def rule_ids(self) -> list[str]:
+        return _rule_ids(self.findings)
 
 
 def worst(ops) -> OperatorCheck:
@@ -192,8 +200,13 @@ class CheckReport(Record):
             out.append(f"driver hooks: {' and '.join(names)} overridden by strong definitions")
         return out
 
-    base_rows = property(lambda self: _base_rows(self.table, self.run))
-    rule_ids = property(lambda self: _rule_ids(self.findings))
+    @property
+    def base_rows(self) -> list[dict]:
+        return _base_rows(self.table, self.run)
+
+    @property
+    def rule_ids(self) -> list[str]:
+        return _rule_ids(self.findings)
 
     @property
     def model_facts(self) -> dict:

@@ -38,8 +38,13 @@ class Change(Record):
 
     JSON = ("symbol", "kind", "before=before_side", "after=after_side", "kinds", "demangled")
 
-    before_side = property(lambda self: _side(self.before))
-    after_side = property(lambda self: _side(self.after))
+    @property
+    def before_side(self) -> dict | None:
+        return _side(self.before)
+
+    @property
+    def after_side(self) -> dict | None:
+        return _side(self.after)
 
     @property
     def demangled(self) -> str | None:
@@ -80,8 +85,13 @@ class BaseChange(Record):
         sym = b.symbol
         return (b.address, b.size, sym.name if sym else None, sym.binding if sym else None)
 
-    before_side = property(lambda self: _base_side(self.before, self.fast_before))
-    after_side = property(lambda self: _base_side(self.after, self.fast_after))
+    @property
+    def before_side(self) -> dict | None:
+        return _base_side(self.before, self.fast_before)
+
+    @property
+    def after_side(self) -> dict | None:
+        return _base_side(self.after, self.fast_after)
 
     def describe(self, b, fast) -> str:
         if b is None:

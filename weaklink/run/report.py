@@ -51,8 +51,9 @@ class RunReport(Record):
     schema_version = SCHEMA_VERSION
     notes = ()                         # schema_version 1: a run gives none
     JSON = ("schema_version", "file", "board", "accelerator", "system_config", "memory_mode", "soc",
-            "mode", "outcome", "exit_code", "end=ended", "ending=end.ending", "exit_call", "fault",
-            "spin", "timing_only_jobs", "uart", "semihosting", "invocations", "driver_calls=calls",
+            "mode", "outcome", "exit_code", "end=end_located", "ending=end.ending",
+            "exit_call=exit_call_located", "fault=fault_located", "spin=spin_located",
+            "timing_only_jobs", "uart", "semihosting", "invocations", "driver_calls=calls",
             "diagnosis", "seconds", "notes")
 
     @property
@@ -125,28 +126,28 @@ class RunReport(Record):
 
     # -- rendering: the JSON's views of the ending, each place named in the image ---------------
     @property
-    def ended(self) -> dict:
+    def end_located(self) -> dict:
         end = self.end
         return {"kind": end.kind, "pc": end.pc,
                 "where": self.image.where(end.pc) if end.pc is not None else None,
                 "detail": end.detail}
 
     @property
-    def exit_call(self) -> dict | None:
+    def exit_call_located(self) -> dict | None:
         if self.end.exit_call is None:
             return None
         name, status, pc = self.end.exit_call
         return {"function": name, "status": status, "pc": pc, "where": self.image.where(pc)}
 
     @property
-    def fault(self) -> dict | None:
+    def fault_located(self) -> dict | None:
         f = self.end.fault
         if f is None:
             return None
         return {**to_json(f), "where": self.image.where(f.pc) if f.pc is not None else None}
 
     @property
-    def spin(self) -> dict | None:
+    def spin_located(self) -> dict | None:
         if not self.end.spin:
             return None
         first, last = self.end.spin
