@@ -24,7 +24,7 @@ OP_COLUMNS = (("offset", "Offset", 8), ("op", "NNG Operator", 12), ("start", "St
 
 
 @dataclass(frozen=True)
-class BaseReport:
+class BaseReport(Record):
     region: int
     address: int
     size: int | None

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from npu.records import Record
 from weaklink.analyze.addresses import holder
 from weaklink.analyze.regions import RegionMap
 from weaklink.read import elfstructs as S
@@ -19,7 +20,7 @@ POINTER_SIZE = 4            # ELF32: a data pointer is one 32-bit word
 
 
 @dataclass(frozen=True, slots=True)
-class PointsTo:
+class PointsTo(Record):
     """Where a pointer's value points."""
     symbol: str | None      # the symbol whose [address, address + size) holds the target
     offset: int             # from that symbol, or from the region's origin when no symbol

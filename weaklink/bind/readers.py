@@ -29,6 +29,7 @@ from functools import cached_property
 
 import numpy as np
 
+from npu.records import Record
 from weaklink.bind.coderefs import CodeMap, find_refs
 from weaklink.demangle import demangle
 from weaklink.errors import InputError, read_input
@@ -40,7 +41,7 @@ from weaklink.read.objfile import ObjectFile
 
 
 @dataclass(frozen=True)
-class ReadEvidence:
+class ReadEvidence(Record):
     reads: bool | None        # None: no evidence either way
     source: str               # relocations | link inputs | dwarf | code | none
     detail: str               # what decided, in one sentence

@@ -25,7 +25,7 @@ BASE_REG = 1            # ethosu_init(drv, base_address, ...): r1 under the AAPC
 
 
 @dataclass(frozen=True)
-class NpuBase:
+class NpuBase(Record):
     address: int | None         # None: the image does not say
     source: str                 # where it was read, or why it cannot be
 

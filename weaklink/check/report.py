@@ -18,7 +18,7 @@ SCHEMA_VERSION = 1
 
 
 @dataclass(frozen=True)
-class FastScratch:
+class FastScratch(Record):
     binding: str | None      # global | weak | None (no definition)
     value: int               # the base the backend passes
     size: int

@@ -24,7 +24,7 @@ LAZY = "lld: lazy symbols are remembered wherever the archive sits"
 
 
 @dataclass(frozen=True, slots=True)
-class Difference:
+class Difference(Record):
     kind: str
     symbol: str
     gnu: str | None

@@ -22,7 +22,7 @@ COP1_HEADER = 256
 
 
 @dataclass(frozen=True)
-class Row:
+class Row(Record):
     job: int
     field: str
     check: str

@@ -65,7 +65,7 @@ def driver_call(memory, regs: list[int]) -> DriverCall | None:
 
 
 @dataclass(frozen=True)
-class RunBase:
+class RunBase(Record):
     region: int
     address: int
     size: int | None          # as passed to ethosu_invoke_v3, when that call was seen
