@@ -7,8 +7,8 @@ one-line summary and the help text SARIF viewers and CI show; and the Finding re
 | warning  | it likely does not do what was meant                | warning     | ::warning         |
 | info     | a fact worth knowing, often meant (a weak default)  | note        | none              |
 
-What trips a gate (an unmet --expect-*, a diff --fail-on) is reported as an error whatever its
-rule's severity (weaklink.ci.results).
+In SARIF and the annotations, what trips a gate (an unmet --expect-*, a diff --fail-on) is an
+error whatever its rule's severity (weaklink.ci.results).
 
 `severity` is the JSON's word (a finding's `severity`: error, warning or info,
 docs/json-contract.md); SARIF 2.1.0 names the same levels error, warning, note (§3.27.10), and

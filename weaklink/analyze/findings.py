@@ -1,24 +1,8 @@
-"""Findings: what an engineer should know about an image, each under a rule of weaklink.rules
-(where their ids, severities and help texts are).
-
-| rule                    | when                                                           |
-|-------------------------|----------------------------------------------------------------|
-| weak-default-survived   | a WEAK definition is in the image (nm V/W): no strong          |
-|                         | definition replaced it (a warning when --expect-override names |
-|                         | it). C++ vague linkage (inline functions, vtables, typeinfo,   |
-|                         | templates: weak because they sit in COMDAT groups) is left     |
-|                         | out, and listed with its reason                                |
-| near-miss-override      | a WEAK and a GLOBAL definition share an unqualified name, are  |
-|                         | different symbols to ld, and one was plausibly meant to        |
-|                         | override the other: a C name against a C++ one, or two         |
-|                         | namespaces, of a free function (same signature) or variable    |
-| override-not-extracted  | a strong definition sat in an archive member ld never          |
-|                         | extracted while a kept section wanted the symbol (resolution   |
-|                         | model; extraction.py's rules)                                  |
-| pointer-outside-region  | --expect-region SYM=R and SYM's target is not in R             |
-| expected-symbol-missing | an --expect-* symbol is not defined in the image               |
-
-What counts as vague linkage or a class member is weaklink.analyze.cxxlinkage's.
+"""Findings: what an engineer should know about an image, each under one of analyze's rules
+(weaklink.rules: their ids, severities and help texts). weak-default-survived (weak_defaults),
+near-miss-override (near_misses), and the --expect-* ones (pointer_outside, missing) are raised
+here; override-not-extracted by weaklink.analyze.extraction. What counts as vague linkage or a
+class member is weaklink.analyze.cxxlinkage's.
 """
 from __future__ import annotations
 

@@ -1,28 +1,8 @@
-"""Static findings on a base-address table, before anything is emulated, each under a rule of
-weaklink.rules (where their ids, severities and help texts are).
-
-| rule                         | when                                                      |
-|------------------------------|-----------------------------------------------------------|
-| fast-scratch-null            | the stream uses the fast-scratch region but its base is 0 |
-|                              | (weak default survived, no definition, or never read)     |
-| fast-scratch-too-small       | the base is set, but its size is below what the stream    |
-|                              | addresses in that region                                  |
-| fast-scratch-unreachable     | the base lies where the region's AXI port cannot reach:   |
-|                              | a CPU-private TCM, an unmapped address, a write on a      |
-|                              | read-only port (the message says what it hits and why     |
-|                              | the access never completes)                               |
-| fast-memory-too-small        | ethosu_init was given fast memory smaller than the        |
-|                              | table's region-2 size: the driver fails the invoke        |
-|                              | ("Fast memory area too small")                            |
-| region-not-in-assumed-memory | a region the stream uses lies in a memory the NPU         |
-|                              | reaches, but not the one the memory mode assumed (the     |
-|                              | arena in DDR under Shared_Sram): not a hang; the message  |
-|                              | gives the emulated cycles against the assumed placement   |
-|                              | (a warning when slower; an info when the timing of the    |
-|                              | memory is itself an assumption)                           |
-
-The firmware-analysis rules (`near-miss-override`, `override-not-extracted`, …) come from
-weaklink.analyze.
+"""Static findings on a base-address table, before anything is emulated, each under one of
+check's rules (weaklink.rules: their ids, severities and help texts): fast-scratch-null,
+fast-scratch-too-small, fast-scratch-unreachable (fast_scratch_findings), fast-memory-too-small
+(fast_memory_findings) and region-not-in-assumed-memory (placement_findings, after the
+emulation). The firmware-analysis rules (`near-miss-override`, …) come from weaklink.analyze.
 """
 from __future__ import annotations
 
@@ -80,7 +60,8 @@ def placement_findings(run, needs: dict[int, int], soc: Soc, sysconf: SystemConf
     placed region r's tensors in the memory behind mode.area_for_region(r) (SRAM behind Axi0,
     DDR behind Axi1 on the Corstones) and scheduled for its speed. `rerun(cost_as)` emulates
     the same stream with those regions timed as the assumed memory; the difference is what the
-    placement costs."""
+    placement costs: a warning when slower, an info when not slower but the memory's timing is
+    itself an assumption."""
     if run.status != "ok":
         return []
     out = []
