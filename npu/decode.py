@@ -17,13 +17,14 @@ import numpy as np
 
 from npu.errors import InputError
 from npu.hw import DATA
+from npu.records import Record
 
 CMD0, CMD1 = 0, 1
 MAX_REGION = 7
 
 
 @dataclass(frozen=True)
-class Command:
+class Command(Record):
     offset: int               # bytes from the first register command, as in Vela's listing
     command: str              # Vela's name, e.g. NPU_SET_IFM_REGION
     param: int                # bits 31:16 of the command word
@@ -31,9 +32,7 @@ class Command:
     payload: int | None       # the second word of a cmd1
     fields: dict              # field name -> int, or the enum's name
 
-    def to_json(self) -> dict:
-        return {"offset": self.offset, "command": self.command, "param": self.param,
-                "payload": self.payload, "fields": dict(self.fields)}
+    JSON = ("offset", "command", "param", "payload", "fields")
 
     def listing(self) -> str:
         """One line in the layout of Vela's ``--verbose-register-command-stream``."""

@@ -6,7 +6,9 @@ key; both renderings come from the same column table.
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
+
+from npu.records import Record, to_json
 
 SCHEMA_VERSION = 1
 # Vela memory class -> (JSON key in "cycles", Vela's per-layer column label)
@@ -22,7 +24,7 @@ OP_COLUMNS = (("offset", "Offset", 8), ("op", "NNG Operator", 12), ("start", "St
 
 
 @dataclass(frozen=True)
-class BaseReport:
+class BaseReport(Record):
     region: int
     address: int
     size: int | None
@@ -30,12 +32,9 @@ class BaseReport:
     port: str | None
     timed_as: str | None = None      # the Vela memory class whose parameters time its traffic
 
-    def to_json(self) -> dict:
-        return asdict(self)
-
 
 @dataclass(frozen=True)
-class RunResult:
+class RunResult(Record):
     status: str                                   # ok | hang | error
     diagnosis: str | None
     accelerator: str
@@ -55,30 +54,17 @@ class RunResult:
     functional: object | None = None              # npu.functional.FunctionalRun of a --functional run
     assumptions: tuple[str, ...] = ()             # what the verdict rests on (SoC model, timing)
 
+    schema_version = SCHEMA_VERSION
+    JSON = ("schema_version", "status", "diagnosis", "accelerator", "system_config", "memory_mode",
+            "soc", "bases", "cycles", "pmu", "traffic", "operations", "region_traffic",
+            "inference_time_s", "assumptions", "functional?")
+
     @property
     def exit_code(self) -> int:
         return 0 if self.status == "ok" else 1
 
-    def to_json(self) -> dict:
-        return {"schema_version": SCHEMA_VERSION, "status": self.status, "diagnosis": self.diagnosis,
-                "accelerator": self.accelerator, "system_config": self.system_config,
-                "memory_mode": self.memory_mode, "soc": self.soc,
-                "bases": [b.to_json() for b in self.bases], "cycles": dict(self.cycles),
-                "pmu": dict(self.pmu), "traffic": {k: dict(v) for k, v in self.traffic.items()},
-                "operations": [dict(o) for o in self.operations],
-                "region_traffic": [dict(r) for r in self.region_traffic],
-                "inference_time_s": self.inference_time_s, "assumptions": list(self.assumptions),
-                **self._functional_json()}
-
-    def _functional_json(self) -> dict:
-        if self.functional is None:
-            return {}
-        return {"functional": {"kernels": self.functional.kernels,
-                               "outputs": [{"shape": list(o.shape), "dtype": str(o.dtype)}
-                                           for o in self.functional.outputs]}}
-
     def dumps(self) -> str:
-        return json.dumps(self.to_json(), indent=2)
+        return json.dumps(to_json(self), indent=2)
 
     def to_table(self) -> str:
         lines = [f"status: {self.status}"]

@@ -18,17 +18,25 @@ from npu.functional.memory import Access, AddressSpace
 from npu.functional.u85_engine import U85Engine
 from npu.functional.u85_plan import stream_cache
 from npu.readonly import read_only_end
+from npu.records import Record
 
 __all__ = ["FunctionalRun", "run_functional"]
 DTYPE = {1: np.int8, 2: np.int16, 4: np.int32}
 
 
 @dataclass(frozen=True)
-class FunctionalRun:
+class FunctionalRun(Record):
     outputs: tuple[np.ndarray, ...]
     writes: tuple[Access, ...]         # every NPU write: operation, region, absolute range
     kernels: int
     reads: tuple[Access, ...] = ()     # every NPU read, in the same form
+
+    JSON = ("kernels", "outputs=output_types")
+
+    @property
+    def output_types(self) -> list[dict]:
+        """Each output's shape and dtype (its bytes are not JSON)."""
+        return [{"shape": list(o.shape), "dtype": str(o.dtype)} for o in self.outputs]
 
 
 def _place_inputs(mem: AddressSpace, model, inputs, path):

@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from npu.functional.memory import Access
+from npu.records import Record
 
 REGION, MODEL, SYMBOL = "region", "model", "symbol"
 SEPARATE_BASE, SEPARATE_STRIDE = 0x1000_0000, 0x1000_0000
@@ -30,12 +31,15 @@ class Owner:
 
 
 @dataclass(frozen=True)
-class Corruption:
+class Corruption(Record):
     write: Access
     owner: Owner
     start: int                # the overwritten range, absolute
     end: int
     read_by: Access | None    # the later read that needed the bytes (region owners)
+
+    JSON = ("op=write.op", "stream_offset=write.offset", "region=write.region", "what=write.what",
+            "start", "end", "owner=owner.name", "owner_kind=owner.kind", "read_by")
 
     @property
     def message(self) -> str:
@@ -50,13 +54,6 @@ class Corruption:
         elif self.owner.kind == MODEL:
             text += ", which every later inference reads again"
         return text
-
-    def to_json(self) -> dict:
-        w = self.write
-        return {"op": w.op, "stream_offset": w.offset, "region": w.region, "what": w.what,
-                "start": self.start, "end": self.end, "owner": self.owner.name, "owner_kind": self.owner.kind,
-                "read_by": None if self.read_by is None else
-                {"op": self.read_by.op, "stream_offset": self.read_by.offset, "what": self.read_by.what}}
 
 
 def _overlap(a0, a1, b0, b1):

@@ -11,10 +11,11 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from npu.errors import InputError
+from npu.records import Record
 
 
 @dataclass(frozen=True)
-class Access:
+class Access(Record):
     """One NPU read or write: which operation, which region, which absolute address range."""
     op: str
     offset: int           # command-stream offset of the operation
@@ -23,6 +24,8 @@ class Access:
     start: int            # absolute addresses
     end: int
     what: str = ""        # IFM, OFM, weights, DMA destination, ...
+
+    JSON = ("op", "stream_offset=offset", "what")
 
 
 

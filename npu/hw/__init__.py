@@ -147,7 +147,6 @@ class VelaIni:
         """Vendors ship their own vela.ini (Alif's ensemble_vela.ini, Himax's himax_vela.ini):
         a name missing from the stock one says how to give theirs."""
         return "; give the project's own vela.ini with --vela-ini FILE" if self.path == VELA_INI else ""
-        return self.memory_modes[name]
 
 
 def _number(path, section, key, raw, kind, minimum=0):

@@ -24,7 +24,7 @@ from weaklink.read.dwarf import Dwarf, DwarfError
 from weaklink.read.dwarf.forms import constant
 from weaklink.read.elf import ElfFile
 from weaklink.read.image import Image
-from weaklink.report.sourceloc import locate
+from weaklink.ci.sourceloc import locate
 
 UNITS = {
     "data.c": """\

@@ -2,6 +2,8 @@
 fast-scratch story on Corstone-300/320)."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from weaklink.analyze import analyze
@@ -105,7 +107,7 @@ def test_board_regions_match_map_regions(firmware):
     assert by_map.queried[SCRATCH].defined_in.endswith("runners/example.cpp")
     assert by_board.queried[SCRATCH].defined_in is None
     assert any(SCRATCH in n and "--map" in n for n in by_board.notes)
-    assert by_map.queried[SCRATCH]._replace(defined_in=None) == by_board.queried[SCRATCH]
+    assert replace(by_map.queried[SCRATCH], defined_in=None) == by_board.queried[SCRATCH]
 
 
 def test_u55_regions_from_board(firmware):

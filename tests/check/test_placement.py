@@ -11,9 +11,10 @@ from npu.hw import load_vela_ini
 from npu.soc import load_soc
 from weaklink.demo.fixtures import firmware as fixtures, tflm as fixtures_tflm
 from weaklink.check import check
-from weaklink.check.static import REGION_NOT_IN_ASSUMED_MEMORY, placement_findings
+from weaklink.check.static import placement_findings
+from weaklink.rules import REGION_NOT_IN_ASSUMED_MEMORY
 
-RULE = REGION_NOT_IN_ASSUMED_MEMORY
+RULE = REGION_NOT_IN_ASSUMED_MEMORY.id
 
 
 @pytest.fixture(scope="module")

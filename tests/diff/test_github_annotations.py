@@ -4,8 +4,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from weaklink.cli import main
-from weaklink.report.github import annotations, escape_data, escape_property
-from weaklink.report.results import Result
+from weaklink.ci.github import annotations, escape_data, escape_property
+from weaklink.ci.results import Result
 
 
 def test_escaping_follows_the_workflow_command_rules():

@@ -9,7 +9,7 @@ import jsonschema
 import pytest
 
 from weaklink.cli import main
-from weaklink.report import rules
+from weaklink import rules
 
 SCHEMA = Path(__file__).resolve().parents[1] / "data" / "sarif-schema-2.1.0.json"
 U85 = ["--accelerator", "ethos-u85-256", "--system-config", "Ethos_U85_SYS_DRAM_Mid",
@@ -115,9 +115,39 @@ def test_results_outside_the_tree_use_file_uris(validator, builds, tmp_path, cap
 
 
 def test_every_finding_rule_has_a_catalogue_entry():
-    """Rule ids declared by analyze and check (module constants) all have a help text."""
+    """The rules analyze and check raise findings under (module constants) are in the table
+    their command's SARIF lists, each with a help text."""
+    import weaklink.analyze.extraction as ax
     import weaklink.analyze.findings as af
+    import weaklink.check.functional as cf
     import weaklink.check.static as cs
-    declared = {v for m in (af, cs) for k, v in vars(m).items()
-                if k.isupper() and isinstance(v, str) and v.islower() and "-" in v}
-    assert declared and declared <= set(rules.CHECK_RULES)
+    used = {m: {v.id for v in vars(m).values() if isinstance(v, rules.Rule)}
+            for m in (af, ax, cs, cf)}
+    assert used[af] | used[ax] and used[af] | used[ax] <= set(rules.ANALYZE_RULES)
+    assert used[cs] | used[cf] and used[cs] | used[cf] <= set(rules.CHECK_RULES)
+    assert all(r.short and r.help for r in rules.RULES.values())
+
+
+def test_severities_are_the_jsons_and_levels_are_sarifs():
+    """One table: a finding's JSON severity is error, warning or info (docs/json-contract.md);
+    its SARIF level, derived in one place, is one SARIF 2.1.0 allows (§3.27.10)."""
+    assert rules.SEVERITIES == ("error", "warning", "info")
+    assert {r.severity for r in rules.RULES.values()} == set(rules.SEVERITIES)
+    assert {r.level for r in rules.RULES.values()} <= {"none", "note", "warning", "error"}
+    assert rules.WEAK_DEFAULT_SURVIVED.level == "note" and rules.CORRUPTS.level == "error"
+    f = rules.REGION_NOT_IN_ASSUMED_MEMORY.finding("region 1", "slower", "info")
+    assert f.to_json() == {"rule": "region-not-in-assumed-memory", "severity": "info",
+                           "symbol": "region 1", "message": "slower"}
+
+
+def test_a_result_under_another_commands_rule_gets_its_entry(validator):
+    from weaklink.ci.results import Result
+    from weaklink.ci.sarif import sarif_log
+
+    log = sarif_log([Result("run-mismatch", "error", "job 0 status: check predicts ok", "fw.elf")],
+                    rules.CHECK_RULES, {}, "0")
+    assert not list(validator.iter_errors(log))
+    driver = log["runs"][0]["tool"]["driver"]
+    assert [r["id"] for r in driver["rules"]] == [*rules.CHECK_RULES, "run-mismatch"]
+    assert driver["rules"][-1]["help"]["text"] == rules.RUN_MISMATCH.help
+    assert log["runs"][0]["results"][0]["ruleIndex"] == len(rules.CHECK_RULES)

@@ -17,6 +17,7 @@ passes, in order:
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 
 from weaklink.analyze import extraction, findings as F, regions as R, values
 from weaklink.analyze.attribution import Attribution
@@ -29,6 +30,7 @@ from weaklink.read import elfstructs as S
 from weaklink.read.image import Image
 from weaklink.read.ldmap import parse_map
 from weaklink.read.linkmap import LinkMap
+from weaklink.rules import SEVERITIES
 
 MACHINES = {S.EM_ARM: "ARM"}
 ATTRIBUTE_ALL_WEAK_BELOW = 64     # small images: attribute every weak survivor too
@@ -63,7 +65,7 @@ def analyze_image(image: Image, link_map: LinkMap | None = None, *, board: str |
         notes.append(f"assumption: {ASSUMPTION}")
     found += _not_extracted(table, link_map, link_inputs, link_dir, notes,
                             expect_override)
-    found.sort(key=lambda f: (F.SEVERITIES.index(f.severity), f.rule, f.symbol))
+    found.sort(key=lambda f: (SEVERITIES.index(f.severity), f.rule, f.symbol))
 
     defined_in = attribution.table_units(table.cols)
     defined_in.update(_attribute(image, attribution, queried, found, table, weak_rows, defined_in))
@@ -102,7 +104,7 @@ def query(report: AnalysisReport, name: str, attribution: Attribution | None = N
     image = report.table.image
     q = _query(image, report.regions, name, report.table)
     if q.found and attribution is not None and (hits := image.lookup(q.raw_name)):
-        q = q._replace(defined_in=attribution.defined_in(hits[0]))
+        q = replace(q, defined_in=attribution.defined_in(hits[0]))
     return q
 
 
@@ -214,4 +216,4 @@ def _with_unit(q: Query, image: Image, defined_in: dict[int, str]) -> Query:
     if not q.found:
         return q
     hits = image.lookup(q.raw_name)
-    return q._replace(defined_in=defined_in.get(hits[0].index)) if hits else q
+    return replace(q, defined_in=defined_in.get(hits[0].index)) if hits else q

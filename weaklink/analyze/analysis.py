@@ -7,50 +7,49 @@ are encoded by weaklink.analyze.jsonrows; everything else is small immutable rec
 from __future__ import annotations
 
 import json
-from collections import namedtuple
+from dataclasses import dataclass
 from itertools import chain
 
+from npu.records import Record, to_json
 from weaklink.analyze.demangling import Demangling
-from weaklink.analyze.findings import SEVERITIES, WEAK_DEFAULT_SURVIVED, Finding, weak_message
+from weaklink.analyze.findings import weak_finding
 from weaklink.analyze.regions import RegionMap
 from weaklink.analyze.symtable import GlobalSymbols
+from weaklink.analyze.values import PointsTo
+from weaklink.rules import SEVERITIES, WEAK_DEFAULT_SURVIVED, Finding
 
 SCHEMA_VERSION = 1
 
 
-_QUERY_FIELDS = (
-    "name",         # as asked: raw, or demangled (`ns::x`)
-    "found",
-    "raw_name",     # the .symtab name that answered
-    "demangled", "binding", "type", "address", "size", "section", "region", "value",
-    "points_to",    # PointsTo or None
-    "defined_in",
-    "segment",      # program header index of the PT_LOAD holding it
-)
+@dataclass(frozen=True, slots=True)
+class Query(Record):
+    """One --symbol NAME: which definition won, where it lives, what it holds at reset."""
+    name: str                       # as asked: raw, or demangled (`ns::x`)
+    found: bool
+    raw_name: str | None = None     # the .symtab name that answered
+    demangled: str | None = None
+    binding: str | None = None
+    type: str | None = None
+    address: int | None = None
+    size: int | None = None
+    section: str | None = None
+    region: str | None = None
+    value: int | None = None
+    points_to: PointsTo | None = None
+    defined_in: str | None = None
+    segment: int | None = None      # program header index of the PT_LOAD holding it
+
+    JSON = ("found", "binding", "address", "size", "section", "region", "value", "points_to",
+            # additions to the contract's fields:
+            "type", "name=raw_name", "demangled", "defined_in", "segment")
 
 
-class Query(namedtuple("Query", _QUERY_FIELDS, defaults=(None,) * (len(_QUERY_FIELDS) - 2))):
-    """One --symbol NAME: which definition won, where it lives, what it holds at reset.
-    (Records on the analyze path are named tuples: importing dataclasses costs more than
-    analysing a small image.)"""
-
-    __slots__ = ()
-
-    def to_json(self) -> dict:
-        return {"found": self.found, "binding": self.binding, "address": self.address,
-                "size": self.size, "section": self.section, "region": self.region,
-                "value": self.value,
-                "points_to": self.points_to.to_json() if self.points_to else None,
-                # additions to the contract's fields:
-                "type": self.type, "name": self.raw_name, "demangled": self.demangled,
-                "defined_in": self.defined_in, "segment": self.segment}
-
-
-class RegionUse(namedtuple("RegionUse", "used sections")):
+@dataclass(frozen=True, slots=True)
+class RegionUse:
     """Allocated sections placed in a region (like ld --print-memory-usage): bytes used, and
     the (name, address, size) of each section, largest first."""
-
-    __slots__ = ()
+    used: int
+    sections: tuple[tuple[str, int, int], ...]
 
 
 class AnalysisReport:
@@ -83,7 +82,7 @@ class AnalysisReport:
     def weak_findings(self) -> list[Finding]:
         """The bulk weak-default-survived infos as records (for the table: call sparingly)."""
         names = self.table.names(self.weak_rows)
-        return [Finding(WEAK_DEFAULT_SURVIVED, "info", n, weak_message(n)) for n in names]
+        return [weak_finding(n) for n in names]
 
     # -- JSON -----------------------------------------------------------------------------------
     def to_json(self) -> bytes:
@@ -97,14 +96,14 @@ class AnalysisReport:
         head = {
             "schema_version": SCHEMA_VERSION,
             "file": self.file, "machine": self.machine, "entry": self.entry,
-            "regions": [r.to_json() for r in self.regions.regions],
+            "regions": to_json(self.regions.regions),
             "region_source": self.regions.source,
             "notes": list(self.notes),
         }
         first = json.dumps(head)[:-1].encode() + b', "symbols": '
         symbols = self.table.json_array(self.defined_in)
-        queried = json.dumps({k: q.to_json() for k, q in self.queried.items()}).encode()
-        findings = b", ".join(json.dumps(f.to_json()).encode() for f in self.findings)
+        queried = json.dumps(to_json(self.queried)).encode()
+        findings = b", ".join(json.dumps(to_json(f)).encode() for f in self.findings)
         weak = self.table.json_rows(self.weak_rows, _WEAK_ROW) if self.weak_rows else ()
         between = b", " if findings and self.weak_rows else b""
         return chain([first], symbols,
@@ -121,6 +120,7 @@ class AnalysisReport:
 
 
 # The same text as findings.weak_message, with the name and the demangled name filled in.
-_WEAK_ROW = (b'{"rule": "' + WEAK_DEFAULT_SURVIVED.encode() + b'", "severity": "info", '
+_WEAK_ROW = (b'{"rule": "' + WEAK_DEFAULT_SURVIVED.id.encode() + b'", "severity": "'
+             + WEAK_DEFAULT_SURVIVED.severity.encode() + b'", '
              b'"symbol": "%s", "message": "weak definition of %s is in the image (nm V/W): '
              b'no strong definition replaced it"}')

@@ -40,8 +40,8 @@ from __future__ import annotations
 
 import os
 
-from weaklink.analyze.findings import OVERRIDE_NOT_EXTRACTED, Finding
 from weaklink.errors import InputError
+from weaklink.rules import OVERRIDE_NOT_EXTRACTED, Finding
 
 # Reasons (weaklink.resolve.gnu.explain) of a member the archive search skipped while SYM was
 # wanted (rule 1 above); never-referenced is left out on purpose.
@@ -236,7 +236,7 @@ def not_extracted(weak_names: list[str], args: list[str], link_dir: str | None,
                 members[w.file] = _unused_api(obj, survivors, result)
             if members[w.file]:
                 continue                          # a component the link does not use
-        out.append(Finding(OVERRIDE_NOT_EXTRACTED, "warning", w.symbol,
-                           f"strong {w.symbol} in {w.file} was never linked: archive member "
-                           f"not extracted ({w.reason}: {w.detail})"))
+        out.append(OVERRIDE_NOT_EXTRACTED.finding(
+            w.symbol, f"strong {w.symbol} in {w.file} was never linked: archive member "
+            f"not extracted ({w.reason}: {w.detail})"))
     return out

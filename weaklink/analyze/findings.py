@@ -1,57 +1,27 @@
-"""Findings: what an engineer should know about an image, each with a stable rule id.
-
-| rule                    | severity              | when                                              |
-|-------------------------|-----------------------|---------------------------------------------------|
-| weak-default-survived   | info; warning if the  | a WEAK definition is in the image (nm V/W): no    |
-|                         | symbol is in          | strong definition replaced it. C++ vague linkage  |
-|                         | --expect-override     | (inline functions, vtables, typeinfo, templates:  |
-|                         |                       | weak because they sit in COMDAT groups) is left   |
-|                         |                       | out, and listed with its reason                   |
-| near-miss-override      | warning               | a WEAK and a GLOBAL definition share an           |
-|                         |                       | unqualified name, are different symbols to ld,    |
-|                         |                       | and one was plausibly meant to override the other:|
-|                         |                       | a C name against a C++ one, or two namespaces, of |
-|                         |                       | a free function (same signature) or variable      |
-| override-not-extracted  | warning               | a strong definition sat in an archive member ld   |
-|                         |                       | never extracted while a kept section wanted the   |
-|                         |                       | symbol (resolution model; extraction.py's rules)  |
-| pointer-outside-region  | error                 | --expect-region SYM=R and SYM's target is not in R|
-| expected-symbol-missing | error                 | an --expect-* symbol is not defined in the image  |
-
-Rule ids and severities are part of the JSON contract: never rename them. What counts as
-vague linkage or a class member is weaklink.analyze.cxxlinkage's.
+"""Findings: what an engineer should know about an image, each under one of analyze's rules
+(weaklink.rules: their ids, severities and help texts). weak-default-survived (weak_defaults),
+near-miss-override (near_misses), and the --expect-* ones (pointer_outside, missing) are raised
+here; override-not-extracted by weaklink.analyze.extraction. What counts as vague linkage or a
+class member is weaklink.analyze.cxxlinkage's.
 """
 from __future__ import annotations
-
-from collections import namedtuple
 
 from weaklink.analyze.cxxlinkage import CxxFacts
 from weaklink.demangle import demangle
 from weaklink.read import elfstructs as S
-
-WEAK_DEFAULT_SURVIVED = "weak-default-survived"
-NEAR_MISS_OVERRIDE = "near-miss-override"
-OVERRIDE_NOT_EXTRACTED = "override-not-extracted"
-POINTER_OUTSIDE_REGION = "pointer-outside-region"
-EXPECTED_SYMBOL_MISSING = "expected-symbol-missing"
-
-SEVERITIES = ("error", "warning", "info")
-
-
-class Finding(namedtuple("Finding", "rule severity symbol message expectation",
-                          defaults=(False,))):
-    """expectation: raised by an --expect-* option, which fails the run (exit 1)."""
-
-    __slots__ = ()
-
-    def to_json(self) -> dict:
-        return {"rule": self.rule, "severity": self.severity, "symbol": self.symbol,
-                "message": self.message}
+from weaklink.rules import (EXPECTED_SYMBOL_MISSING, NEAR_MISS_OVERRIDE, POINTER_OUTSIDE_REGION,
+                            WEAK_DEFAULT_SURVIVED, Finding)
 
 
 def weak_message(name: str) -> str:
     return (f"weak definition of {demangle(name)} is in the image (nm V/W): "
             "no strong definition replaced it")
+
+
+def weak_finding(name: str) -> Finding:
+    """The weak-default-survived info of one symbol (the bulk ones are JSON rows:
+    weaklink.analyze.analysis)."""
+    return WEAK_DEFAULT_SURVIVED.finding(name, weak_message(name))
 
 
 def weak_defaults(table, expect_override: frozenset[str], facts: CxxFacts
@@ -67,9 +37,9 @@ def weak_defaults(table, expect_override: frozenset[str], facts: CxxFacts
         names = table.names(rows)
         hit = {k for k, n in enumerate(names) if n in expect_override}
         for k in sorted(hit):
-            warnings.append(Finding(WEAK_DEFAULT_SURVIVED, "warning", names[k],
-                                    weak_message(names[k]) + ", but it must be overridden",
-                                    expectation=True))
+            warnings.append(WEAK_DEFAULT_SURVIVED.finding(
+                names[k], weak_message(names[k]) + ", but it must be overridden", "warning",
+                expectation=True))
         rows = [r for k, r in enumerate(rows) if k not in hit]
     vague: dict[int, str] = {}
     mangled = set(table.mangled_rows) if rows else set()
@@ -147,10 +117,9 @@ def _both(name: str) -> str:
 
 def _near_miss(table, weak_row: int, strong_row: int, why: str) -> Finding:
     weak, strong = table.names([weak_row, strong_row])
-    return Finding(NEAR_MISS_OVERRIDE, "warning", weak,
-                   f"weak {_both(weak)} and strong {_both(strong)} "
-                   "share an unqualified name but are different symbols to ld: the strong one "
-                   f"overrides nothing ({why})")
+    return NEAR_MISS_OVERRIDE.finding(weak, f"weak {_both(weak)} and strong {_both(strong)} "
+                                      "share an unqualified name but are different symbols to "
+                                      f"ld: the strong one overrides nothing ({why})")
 
 
 def pointer_outside(query, region: str) -> Finding | None:
@@ -163,11 +132,11 @@ def pointer_outside(query, region: str) -> Finding | None:
         target, where, what = query.address, query.region, f"is at {query.address:#x}"
     if where == region:
         return None
-    return Finding(POINTER_OUTSIDE_REGION, "error", query.name,
-                   f"{query.name} {what}, in {where or 'no known region'}, "
-                   f"expected {region}", expectation=True)
+    return POINTER_OUTSIDE_REGION.finding(query.name, f"{query.name} {what}, in "
+                                          f"{where or 'no known region'}, expected {region}",
+                                          expectation=True)
 
 
 def missing(name: str, option: str) -> Finding:
-    return Finding(EXPECTED_SYMBOL_MISSING, "error", name,
-                   f"{name} is not defined in the image ({option} names it)", expectation=True)
+    return EXPECTED_SYMBOL_MISSING.finding(
+        name, f"{name} is not defined in the image ({option} names it)", expectation=True)

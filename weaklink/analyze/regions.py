@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import bisect
 import os
-from collections import namedtuple
+from dataclasses import dataclass
 from functools import cached_property, partial
 
 import npu
+from npu.records import Record
 from weaklink.errors import InputError
 from weaklink.read import elfstructs as S
 
@@ -22,18 +23,19 @@ SHF_TLS = 0x400                 # a thread-local section (its NOBITS template ta
 LD_DEFAULT_REGION = "*default*"
 
 
-class Region(namedtuple("Region", "name origin length attributes", defaults=("",))):
-    """A named address range [origin, origin + length). (Records on the analyze path are
-    named tuples: importing dataclasses costs more than analysing a small image.)"""
+@dataclass(frozen=True, slots=True)
+class Region(Record):
+    """A named address range [origin, origin + length)."""
+    name: str
+    origin: int
+    length: int
+    attributes: str = ""
 
-    __slots__ = ()
+    JSON = ("name", "origin", "length")
 
     @property
     def end(self) -> int:
         return self.origin + self.length
-
-    def to_json(self) -> dict:
-        return {"name": self.name, "origin": self.origin, "length": self.length}
 
 
 class RegionMap:

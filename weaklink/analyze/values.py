@@ -1,22 +1,21 @@
 """Where a queried symbol's reset value (weaklink.read.layout: Image.initial_value) points."""
 from __future__ import annotations
 
-from collections import namedtuple
+from dataclasses import dataclass
 
+from npu.records import Record
 from weaklink.analyze.regions import RegionMap
 from weaklink.read.image import Image
 
 POINTER_SIZE = 4            # ELF32: a data pointer is one 32-bit word
 
 
-class PointsTo(namedtuple("PointsTo", "symbol offset region")):
-    """symbol: the symbol whose [address, address + size) holds the target, or None;
-    offset: from that symbol, or from the region's origin when no symbol; region: or None."""
-
-    __slots__ = ()
-
-    def to_json(self) -> dict:
-        return {"symbol": self.symbol, "offset": self.offset, "region": self.region}
+@dataclass(frozen=True, slots=True)
+class PointsTo(Record):
+    """Where a pointer's value points."""
+    symbol: str | None      # the symbol whose [address, address + size) holds the target
+    offset: int             # from that symbol, or from the region's origin when no symbol
+    region: str | None
 
 
 def points_to(image: Image, regions: RegionMap, value: int | None, size: int) -> PointsTo | None:

@@ -25,7 +25,7 @@ import re
 from itertools import compress
 
 from weaklink.bind.binding import ArenaRule
-from weaklink.bind.tflm import ARENA_OPTION, Arena
+from weaklink.bind.tflm import Arena
 from weaklink.bind.tflmcalls import calls_of
 from weaklink.demangle import demangle
 from weaklink.errors import InputError

@@ -27,6 +27,8 @@ import os
 from dataclasses import dataclass
 from functools import cached_property
 
+
+from npu.records import Record
 from weaklink.bind.coderefs import CodeMap, find_refs
 from weaklink.demangle import demangle
 from weaklink.errors import InputError, read_input
@@ -37,13 +39,10 @@ from weaklink.read.objfile import ObjectFile
 
 
 @dataclass(frozen=True)
-class ReadEvidence:
+class ReadEvidence(Record):
     reads: bool | None        # None: no evidence either way
     source: str               # relocations | link inputs | dwarf | code | none
     detail: str               # what decided, in one sentence
-
-    def to_json(self) -> dict:
-        return {"reads": self.reads, "source": self.source, "detail": self.detail}
 
 
 def matches(glob: str, name: str | None) -> bool:

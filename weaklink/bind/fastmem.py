@@ -17,6 +17,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cached_property
 
+
+from npu.records import Record
 from weaklink.bind import callsite
 from weaklink.bind.binding import FastMemoryRule
 from weaklink.bind.callsite import FAST_MEMORY_REG, FAST_MEMORY_SIZE_REG, ArgValues
@@ -51,13 +53,15 @@ class DriverInit:
 
 
 @dataclass(frozen=True)
-class FastMemory:
+class FastMemory(Record):
     address: int | None         # None: unknown
     size: int | None
     source: str                 # where the value was read, or "unknown"
     symbol: str | None = None   # the symbol at `address`, when one covers it
     note: str = ""
-    assumption: str = ""        # the value is assumed, not read: this sentence says what and why
+    assumption: str | None = None   # the value is assumed, not read: this sentence says what and why
+
+    JSON = ("address", "size", "source", "symbol", "note", "unknown", "assumption")
 
     @property
     def given(self) -> bool:
@@ -68,13 +72,9 @@ class FastMemory:
     def unknown(self) -> bool:
         return self.address is None
 
-    def to_json(self) -> dict:
-        return {"address": self.address, "size": self.size, "source": self.source,
-                "symbol": self.symbol, "note": self.note, "unknown": self.unknown,
-                "assumption": self.assumption or None}
 
 
-def _none(source: str, note: str, assumption: str = "") -> FastMemory:
+def _none(source: str, note: str, assumption: str | None = None) -> FastMemory:
     return FastMemory(0, 0, source, note=note, assumption=assumption)
 
 

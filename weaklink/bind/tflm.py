@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from npu.read.tflite import IDENTIFIER, EthosuOperator, TflTensor, read_tflite
+from npu.records import Record
 from weaklink.bind.binding import Binding
 from weaklink.bind.tflmcalls import calls_of
 from weaklink.errors import InputError
@@ -45,13 +46,16 @@ ARENA_OPTION = "--arena SYMBOL|SECTION|ADDR:SIZE"
 
 
 @dataclass(frozen=True)
-class Arena:
+class Arena(Record):
     name: str | None
     address: int | None         # None: the image does not say where the arena is
     size: int | None
     source: str
-    assumption: str = ""    # found by a naming convention: the interpreter is assumed to get it
+    assumption: str | None = None   # found by a naming convention: the interpreter is assumed to get it
     run_time: bool = False  # unknown because the code computes it at run time (an allocator's pointer)
+
+    JSON = ("name", "start=address", "end", "size", "source", "head", "assumption", "unknown",
+            "option", "decided_at_run_time=run_time")
 
     @property
     def unknown(self) -> bool:
@@ -68,11 +72,10 @@ class Arena:
             return None
         return (self.address + ARENA_ALIGNMENT - 1) & ~(ARENA_ALIGNMENT - 1)
 
-    def to_json(self) -> dict:
-        return {"name": self.name, "start": self.address, "end": self.end, "size": self.size,
-                "source": self.source, "head": self.head, "assumption": self.assumption or None,
-                "unknown": self.unknown, "option": ARENA_OPTION if self.unknown else None,
-                "decided_at_run_time": self.run_time}
+    @property
+    def option(self) -> str | None:
+        """The option that supplies an arena the image does not say."""
+        return ARENA_OPTION if self.unknown else None
 
 
 def _model_at(image: Image, data: bytes, address: int, origin: int, marker: str | None):

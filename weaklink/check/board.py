@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from npu.records import Record
 from npu.soc import Soc, board_for, default_soc, load_soc, soc_names
 from weaklink.bind.fastmem import INIT, DriverInit
 
@@ -21,29 +22,29 @@ BASE_REG = 1            # ethosu_init(drv, base_address, ...): r1 under the AAPC
 
 
 @dataclass(frozen=True)
-class NpuBase:
+class NpuBase(Record):
     address: int | None         # None: the image does not say
     source: str                 # where it was read, or why it cannot be
 
-    def to_json(self) -> dict:
-        return {"address": self.address, "source": self.source}
-
 
 @dataclass(frozen=True)
-class SocChoice:
+class SocChoice(Record):
     soc: Soc
     why: str
     npu_base: NpuBase
     unknown: str | None = None  # why the SoC cannot be told: the verdict is `unknown`
+
+    JSON = ("name=soc.name", "file", "why", "unknown")
 
     @property
     def ref(self) -> str:
         """What npu.run's `soc` takes: the preset's name or the file."""
         return self.soc.name if self.soc.origin == "preset" else self.soc.origin
 
-    def to_json(self) -> dict:
-        return {"name": self.soc.name, "file": None if self.soc.origin == "preset" else self.soc.origin,
-                "why": self.why, "unknown": self.unknown}
+    @property
+    def file(self) -> str | None:
+        """The --soc FILE it was read from; None for a preset."""
+        return None if self.soc.origin == "preset" else self.soc.origin
 
 
 def npu_base(init: DriverInit) -> NpuBase:

@@ -20,42 +20,59 @@ from npu.functional import run_functional
 from npu.functional.corruption import (MODEL, REGION, SYMBOL, Owner, find_corruptions,
                                        separate_placement)
 from npu.hw import accelerator as npu_accelerator
+from npu.records import Record
 
-from weaklink.analyze.findings import Finding
 from weaklink.read import elfstructs as S
+from weaklink.rules import CORRUPTS, Finding
 
-CORRUPTS = "corrupts"
 INPUT_SEED = 0
 
 
 @dataclass(frozen=True)
-class FunctionalCheck:
+class FunctionalCheck(Record):
     outputs: tuple               # at the image's bases
     separate_outputs: tuple      # every region placed apart
     corruptions: tuple
+
+    JSON = ("outputs_equal_to_separate_placement=outputs_equal", "output_bytes_differing",
+            "output_bytes", "corruptions", "first_difference")
 
     @property
     def outputs_equal(self) -> bool:
         return all(a.tobytes() == b.tobytes() for a, b in zip(self.outputs, self.separate_outputs))
 
+    @property
+    def output_bytes_differing(self) -> int:
+        return sum(int(np.count_nonzero(a.view(np.uint8) != b.view(np.uint8)))
+                   for a, b in zip(self.outputs, self.separate_outputs))
+
+    @property
+    def output_bytes(self) -> int:
+        return sum(a.nbytes for a in self.outputs)
+
+    @property
     def first_difference(self) -> dict | None:
         """The first output element (in each output's row-major order) that differs from the run
-        with every region placed apart: which output, its index, both values."""
+        with every region placed apart: which output, its index, both values, and the region
+        whose write caused it (the first corruption's, when one was found)."""
         for i, (a, b) in enumerate(zip(self.outputs, self.separate_outputs)):
             differ = np.flatnonzero(a.ravel() != b.ravel())
             if len(differ):
                 k = int(differ[0])
-                return {"output": i, "index": [int(v) for v in np.unravel_index(k, a.shape)],
-                        "value": int(a.ravel()[k]), "separate_value": int(b.ravel()[k])}
+                first = {"output": i, "index": [int(v) for v in np.unravel_index(k, a.shape)],
+                         "value": int(a.ravel()[k]), "separate_value": int(b.ravel()[k])}
+                if self.corruptions:
+                    first["region"] = self.corruptions[0].write.region
+                return first
         return None
 
     def summary(self) -> list[str]:
         """The report's lines: equal bytes, and the first differing element with the region whose
         write caused it (the first corruption, when one was found)."""
-        f = self.to_json()
-        lines = [f"functional: {f['output_bytes'] - f['output_bytes_differing']} of {f['output_bytes']} "
+        total = self.output_bytes
+        lines = [f"functional: {total - self.output_bytes_differing} of {total} "
                  "output bytes equal to a run with every region placed apart"]
-        first = f["first_difference"]
+        first = self.first_difference
         if first is not None:
             where = ", ".join(map(str, first["index"]))
             text = (f"first difference: output {first['output']} [{where}] = {first['value']}, "
@@ -65,18 +82,6 @@ class FunctionalCheck:
                 text += f"; caused by a write through region {c.write.region} over {c.owner.name}"
             lines.append(text)
         return lines
-
-    def to_json(self) -> dict:
-        differ = sum(int(np.count_nonzero(a.view(np.uint8) != b.view(np.uint8)))
-                     for a, b in zip(self.outputs, self.separate_outputs))
-        total = sum(a.nbytes for a in self.outputs)
-        first = self.first_difference()
-        if first is not None and self.corruptions:
-            first["region"] = self.corruptions[0].write.region
-        return {"outputs_equal_to_separate_placement": self.outputs_equal,
-                "output_bytes_differing": differ, "output_bytes": total,
-                "corruptions": [c.to_json() for c in self.corruptions],
-                "first_difference": first}
 
 
 def default_inputs(model) -> list[np.ndarray]:
@@ -117,5 +122,5 @@ def functional_check(model, table, image, run, accelerator) -> tuple[FunctionalC
     sizes = {b.region: max(b.size or 0, model.region_sizes.get(b.region, 0)) for b in table.bases}
     apart = run_functional(model, npu_accelerator(accelerator), separate_placement(sizes), default_inputs(model))
     check = FunctionalCheck(run.functional.outputs, apart.outputs, tuple(found))
-    findings = [Finding(CORRUPTS, "error", c.owner.name, c.message) for c in found]
+    findings = [CORRUPTS.finding(c.owner.name, c.message) for c in found]
     return check, findings

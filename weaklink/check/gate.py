@@ -29,9 +29,6 @@ class Gate:
             return f"gate: passed ({how})"
         return f"gate: passed: verdict {verdict} is allowed ({how})"
 
-    def to_json(self, verdict: str) -> dict:
-        return {"fail_on": list(self.fail_on), "failed": self.failed(verdict)}
-
 
 def gate(fail_on: list[str], allow_unknown: bool) -> Gate:
     """The verdicts that fail the check, from --fail-on (comma lists, repeatable) and

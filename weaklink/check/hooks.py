@@ -16,11 +16,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from npu.records import Record
 from npu.soc import Soc, region_port, stream_port
 from weaklink.read import elfstructs as S
 
 REMAP, CONFIG = "ethosu_address_remap", "ethosu_config_select"
 STREAM = -1                     # the index the driver passes for the command stream
+STATES = {True: "overridden", False: "weak default", None: "not linked"}   # from overridden()
 
 
 def overridden(image, name: str) -> bool | None:
@@ -32,13 +34,23 @@ def overridden(image, name: str) -> bool | None:
 
 
 @dataclass(frozen=True)
-class DriverHooks:
+class DriverHooks(Record):
     soc: Soc
     memory_mode: str
     remap: bool | None = None           # overridden / weak default / not linked
     config: bool | None = None
     assumptions: tuple[str, ...] = ()
     unknown: str | None = None
+
+    JSON = (f"{REMAP}=remap_state", f"{CONFIG}=config_state", "unknown")
+
+    @property
+    def remap_state(self) -> str:
+        return STATES[self.remap]
+
+    @property
+    def config_state(self) -> str:
+        return STATES[self.config]
 
     def npu_address(self, address: int) -> int:
         return self.soc.remap(address) if self.remap and self.soc.remaps else address
@@ -54,10 +66,6 @@ class DriverHooks:
         if not (self.config and self.soc.port_rule):
             return None
         return {r: self.port(r, a) for r, a in addresses.items()}
-
-    def to_json(self) -> dict:
-        state = {True: "overridden", False: "weak default", None: "not linked"}
-        return {REMAP: state[self.remap], CONFIG: state[self.config], "unknown": self.unknown}
 
 
 def driver_hooks(image, soc: Soc, memory_mode: str) -> DriverHooks:

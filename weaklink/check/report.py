@@ -8,24 +8,21 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from weaklink.analyze.findings import SEVERITIES, Finding
+from npu.records import Record, to_json
 from weaklink.bind.table import BaseAddressTable, BoundBase
 from weaklink.bind.tflm import ARENA_OPTION
 from weaklink.check.static import defined_by
+from weaklink.rules import SEVERITIES, Finding
 
 SCHEMA_VERSION = 1
 
 
 @dataclass(frozen=True)
-class FastScratch:
+class FastScratch(Record):
     binding: str | None      # global | weak | None (no definition)
     value: int               # the base the backend passes
     size: int
     region: str | None       # the memory the base points into
-
-    def to_json(self) -> dict:
-        return {"binding": self.binding, "value": self.value, "size": self.size,
-                "region": self.region}
 
 
 # How bad an operator's verdict is, for "the verdict is the worst one": an error returns -1 to
@@ -49,7 +46,7 @@ def _functional_verdict(run, functional, cannot_tell: str | None = None) -> str:
 
 
 @dataclass(frozen=True)
-class OperatorCheck:
+class OperatorCheck(Record):
     """One base-address table (one ethos-u operator, or the blob) and its emulated run."""
     table: BaseAddressTable
     needs: dict[int, int]
@@ -58,23 +55,30 @@ class OperatorCheck:
     functional: object | None = None         # weaklink.check.functional.FunctionalCheck (--functional)
     cannot_tell: str | None = None           # why the verdict is `unknown` (what the image does not say)
 
+    JSON = ("model_symbol=table.model_symbol", "model_address=table.model_address",
+            "model_format=table.model_format", "operator=table.operator",
+            "stream_address=table.stream_address", "bases=base_rows", "region_needs", "verdict",
+            "cycles", "diagnosis=run.diagnosis", "findings=rule_ids", "cannot_tell")
+
     @property
     def verdict(self) -> str:
         return _functional_verdict(self.run, self.functional, self.cannot_tell)
 
-    def to_json(self) -> dict:
-        ports = {b.region: b for b in self.run.bases}
-        t = self.table
-        return {"model_symbol": t.model_symbol, "model_address": t.model_address,
-                "model_format": t.model_format, "operator": t.operator,
-                "stream_address": t.stream_address,
-                "bases": [_base_json(b, ports.get(b.region)) for b in t.bases],
-                "region_needs": {str(k): v for k, v in sorted(self.needs.items())},
-                "verdict": self.verdict,
-                "cycles": int(self.run.cycles["total"]) if self.verdict in ("ok", "wrong") else None,
-                "diagnosis": self.run.diagnosis,
-                "findings": list(dict.fromkeys(f.rule for f in self.findings)),
-                "cannot_tell": self.cannot_tell}
+    @property
+    def cycles(self) -> int | None:
+        return int(self.run.cycles["total"]) if self.verdict in ("ok", "wrong") else None
+
+    @property
+    def base_rows(self) -> list[dict]:
+        return _base_rows(self.table, self.run)
+
+    @property
+    def region_needs(self) -> dict[str, int]:
+        return _region_needs(self.needs)
+
+    @property
+    def rule_ids(self) -> list[str]:
+        return _rule_ids(self.findings)
 
 
 def worst(ops) -> OperatorCheck:
@@ -82,7 +86,7 @@ def worst(ops) -> OperatorCheck:
 
 
 @dataclass(frozen=True)
-class CheckReport:
+class CheckReport(Record):
     file: str
     accelerator: str
     system_config: str
@@ -102,6 +106,17 @@ class CheckReport:
     cannot_tell: str | None = None
     soc_choice: object | None = None         # weaklink.check.board.SocChoice: which SoC, and why
     hooks: object | None = None              # weaklink.check.hooks.DriverHooks
+
+    schema_version = SCHEMA_VERSION
+    backend = runner = target = model_agrees_with_ld = None     # demo row fields, unknown here
+    link = "ok"                                                 # the image exists
+    JSON = ("schema_version", "file", "backend", "runner", "target", "link",
+            "model_agrees_with_ld", "fast_scratch", "npu=verdict", "cycles", "findings=rule_ids",
+            "diagnosis", "bases=base_rows", "accelerator", "system_config", "memory_mode", "soc",
+            "model=model_facts", "finding_details=findings", "emulation=run",
+            "binding=table.binding", "fast_memory=table.fast_memory", "arena=table.arena",
+            "operators", "assumptions", "cannot_tell", "npu_base=soc_choice.npu_base",
+            "soc_choice", "driver_hooks=hooks", "functional?")
 
     @property
     def verdict(self) -> str:
@@ -185,37 +200,19 @@ class CheckReport:
             out.append(f"driver hooks: {' and '.join(names)} overridden by strong definitions")
         return out
 
-    def to_json(self) -> dict:
-        ports = {b.region: b for b in self.run.bases}
-        return {
-            "schema_version": SCHEMA_VERSION,
-            "file": self.file,
-            "backend": None, "runner": None, "target": None,   # demo row fields, unknown here
-            "link": "ok",
-            "model_agrees_with_ld": None,
-            "fast_scratch": self.fast_scratch.to_json() if self.fast_scratch else None,
-            "npu": self.verdict,
-            "cycles": self.cycles,
-            "findings": list(dict.fromkeys(f.rule for f in self.findings)),
-            "diagnosis": self.diagnosis,
-            "bases": [_base_json(b, ports.get(b.region)) for b in self.table.bases],
-            "accelerator": self.accelerator, "system_config": self.system_config,
-            "memory_mode": self.memory_mode, "soc": self.soc,
-            "model": {"address": self.table.model_address, "regions_used": sorted(self.needs),
-                      "region_needs": {str(k): v for k, v in sorted(self.needs.items())}},
-            "finding_details": [f.to_json() for f in self.findings],
-            "emulation": self.run.to_json(),
-            "binding": self.table.binding,
-            "fast_memory": self.table.fast_memory.to_json() if self.table.fast_memory else None,
-            "arena": self.table.arena.to_json() if self.table.arena else None,
-            "operators": [op.to_json() for op in self.operators],
-            "assumptions": list(self.assumptions),
-            "cannot_tell": self.cannot_tell,
-            "npu_base": self.soc_choice.npu_base.to_json() if self.soc_choice else None,
-            "soc_choice": self.soc_choice.to_json() if self.soc_choice else None,
-            "driver_hooks": self.hooks.to_json() if self.hooks else None,
-            **({"functional": self.functional.to_json()} if self.functional is not None else {}),
-        }
+    @property
+    def base_rows(self) -> list[dict]:
+        return _base_rows(self.table, self.run)
+
+    @property
+    def rule_ids(self) -> list[str]:
+        return _rule_ids(self.findings)
+
+    @property
+    def model_facts(self) -> dict:
+        """The model's address, the regions its stream uses, how far it reaches into each."""
+        return {"address": self.table.model_address, "regions_used": sorted(self.needs),
+                "region_needs": _region_needs(self.needs)}
 
     def to_table(self) -> str:
         seconds = sum(op.run.inference_time_s for op in self.operators)
@@ -278,6 +275,20 @@ def _evidence_line(ev) -> str:
     return f"{verdict}, from {ev.source}: {ev.detail}"
 
 
+def _rule_ids(findings) -> list[str]:
+    return list(dict.fromkeys(f.rule for f in findings))
+
+
+def _region_needs(needs: dict[int, int]) -> dict[str, int]:
+    return {str(k): v for k, v in sorted(needs.items())}
+
+
+def _base_rows(table: BaseAddressTable, run) -> list[dict]:
+    """The JSON's Base: each entry of the table with where the emulated run placed it."""
+    ports = {b.region: b for b in run.bases}
+    return [_base_json(b, ports.get(b.region)) for b in table.bases]
+
+
 def _base_json(b: BoundBase, port) -> dict:
     return {"region": b.region, "name": b.name, "address": None if b.unknown else b.address,
             "size": b.size, "unknown": b.unknown or None,
@@ -292,4 +303,4 @@ def _base_json(b: BoundBase, port) -> dict:
             "arena_offset": b.offset,
             "decided_at_run_time": (b.arena is not None and b.offset is None) or b.run_time,
             # pointer rules: does the backend read the symbol, and which evidence decided
-            "read_evidence": b.evidence.to_json() if b.evidence is not None else None}
+            "read_evidence": to_json(b.evidence)}

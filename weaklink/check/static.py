@@ -1,41 +1,17 @@
-"""Static findings on a base-address table, before anything is emulated.
-
-| rule                      | severity | when                                                     |
-|---------------------------|----------|----------------------------------------------------------|
-| fast-scratch-null         | error    | the stream uses the fast-scratch region but its base is 0 |
-|                           |          | (weak default survived, no definition, or never read)    |
-| fast-scratch-too-small    | error    | the base is set, but its size is below what the stream   |
-|                           |          | addresses in that region                                 |
-| fast-scratch-unreachable  | error    | the base lies where the region's AXI port cannot reach:  |
-|                           |          | a CPU-private TCM, an unmapped address, a write on a     |
-|                           |          | read-only port (the message says what it hits and why    |
-|                           |          | the access never completes)                              |
-| fast-memory-too-small     | error    | ethosu_init was given fast memory smaller than the       |
-|                           |          | table's region-2 size: the driver fails the invoke       |
-|                           |          | ("Fast memory area too small")                           |
-| region-not-in-assumed-    | warning  | a region the stream uses lies in a memory the NPU        |
-| memory                    | or info  | reaches, but not the one the memory mode assumed (the    |
-|                           |          | arena in DDR under Shared_Sram): not a hang; the message |
-|                           |          | gives the emulated cycles against the assumed placement  |
-|                           |          | (warning when slower; info when the timing of the memory |
-|                           |          | is itself an assumption)                                 |
-
-Rule ids are part of the JSON contract: never rename them. The firmware-analysis rules
-(`near-miss-override`, `override-not-extracted`, …) come from weaklink.analyze.
+"""Static findings on a base-address table, before anything is emulated, each under one of
+check's rules (weaklink.rules: their ids, severities and help texts): fast-scratch-null,
+fast-scratch-too-small, fast-scratch-unreachable (fast_scratch_findings), fast-memory-too-small
+(fast_memory_findings) and region-not-in-assumed-memory (placement_findings, after the
+emulation). The firmware-analysis rules (`near-miss-override`, …) come from weaklink.analyze.
 """
 from __future__ import annotations
 
 from npu.hw import MemoryMode, SystemConfig
 from npu.soc import Soc, area_of, reach, region_port, timing
-from weaklink.analyze.findings import Finding
 from weaklink.bind.fastmem import DRIVER_CHECK
 from weaklink.bind.table import BaseAddressTable, BoundBase
-
-FAST_SCRATCH_NULL = "fast-scratch-null"
-FAST_SCRATCH_TOO_SMALL = "fast-scratch-too-small"
-FAST_SCRATCH_UNREACHABLE = "fast-scratch-unreachable"
-FAST_MEMORY_TOO_SMALL = "fast-memory-too-small"
-REGION_NOT_IN_ASSUMED_MEMORY = "region-not-in-assumed-memory"
+from weaklink.rules import (FAST_MEMORY_TOO_SMALL, FAST_SCRATCH_NULL, FAST_SCRATCH_TOO_SMALL,
+                            FAST_SCRATCH_UNREACHABLE, REGION_NOT_IN_ASSUMED_MEMORY, Finding)
 
 
 def defined_by(base: BoundBase) -> str:
@@ -58,23 +34,23 @@ def fast_scratch_findings(table: BaseAddressTable, region: int, needs: dict[int,
     name = base.symbol.name if base.symbol else f"region {region}"
     need = needs[region]
     if base.address == 0:
-        return [Finding(FAST_SCRATCH_NULL, "error", name,
-                        f"the model stages {need} bytes in region {region} ({base.name}) but its "
-                        f"base is 0: {base.note}")]
+        return [FAST_SCRATCH_NULL.finding(
+            name, f"the model stages {need} bytes in region {region} ({base.name}) but its "
+            f"base is 0: {base.note}")]
     out = []
     if 0 < base.size < need:
-        out.append(Finding(FAST_SCRATCH_TOO_SMALL, "error", name,
-                           f"region {region} ({base.name}) is {base.size} bytes ({defined_by(base)}) "
-                           f"but the model addresses {need} bytes of it"))
+        out.append(FAST_SCRATCH_TOO_SMALL.finding(
+            name, f"region {region} ({base.name}) is {base.size} bytes ({defined_by(base)}) "
+            f"but the model addresses {need} bytes of it"))
     address = hooks.npu_address(base.address) if hooks else base.address
     port = hooks.port(region, address) if hooks else region_port(soc, memory_mode, region)
     # the fast scratch is staging memory: the stream writes it
     r = reach(soc, port, address, max(base.size, 1), write=True, read_only_ports=read_only_ports)
     if not r.ok:
         via = f" (the NPU gets {address:#x})" if address != base.address else ""
-        out.append(Finding(FAST_SCRATCH_UNREACHABLE, "error", name,
-                           f"region {region} ({base.name}){via} goes through the {port} AXI port in "
-                           f"{memory_mode}, but {r.reason}"))
+        out.append(FAST_SCRATCH_UNREACHABLE.finding(
+            name, f"region {region} ({base.name}){via} goes through the {port} AXI port in "
+            f"{memory_mode}, but {r.reason}"))
     return out
 
 
@@ -84,7 +60,8 @@ def placement_findings(run, needs: dict[int, int], soc: Soc, sysconf: SystemConf
     placed region r's tensors in the memory behind mode.area_for_region(r) (SRAM behind Axi0,
     DDR behind Axi1 on the Corstones) and scheduled for its speed. `rerun(cost_as)` emulates
     the same stream with those regions timed as the assumed memory; the difference is what the
-    placement costs."""
+    placement costs: a warning when slower, an info when not slower but the memory's timing is
+    itself an assumption."""
     if run.status != "ok":
         return []
     out = []
@@ -108,10 +85,11 @@ def placement_findings(run, needs: dict[int, int], soc: Soc, sysconf: SystemConf
         if guessed:
             cost += f"; {mem.label} is timed as {b.timed_as} (an assumption)"
         what = (names or {}).get(b.region, f"region {b.region}")
-        out.append(Finding(REGION_NOT_IN_ASSUMED_MEMORY, "warning" if delta > 0 else "info", what,
-                           f"region {b.region} is in {mem.label} at {b.address:#x}, but {mode.name} "
-                           f"assumes it in {assumed_name} ({area}, {assumed_class} in {sysconf.name}); "
-                           f"the NPU reaches {mem.label} through its {b.port} port, so this is not a hang: {cost}"))
+        out.append(REGION_NOT_IN_ASSUMED_MEMORY.finding(
+            what, f"region {b.region} is in {mem.label} at {b.address:#x}, but {mode.name} "
+            f"assumes it in {assumed_name} ({area}, {assumed_class} in {sysconf.name}); "
+            f"the NPU reaches {mem.label} through its {b.port} port, so this is not a hang: {cost}",
+            None if delta > 0 else "info"))
     return out
 
 
@@ -126,12 +104,12 @@ def fast_memory_findings(table: BaseAddressTable, region: int, needs: dict[int, 
         # the driver's check passes; the stream may still reach past the fast memory
         need = needs.get(region, 0)
         if need > fast.size:
-            return [Finding(FAST_SCRATCH_TOO_SMALL, "error", name,
-                            f"region {region} ({base.name}) is ethosu_init's fast memory, "
-                            f"{fast.size} bytes ({fast.source}), but the model addresses "
-                            f"{need} bytes of it")]
+            return [FAST_SCRATCH_TOO_SMALL.finding(
+                name, f"region {region} ({base.name}) is ethosu_init's fast memory, "
+                f"{fast.size} bytes ({fast.source}), but the model addresses "
+                f"{need} bytes of it")]
         return []
-    return [Finding(FAST_MEMORY_TOO_SMALL, "error", name,
-                    f"ethosu_invoke_v3 fails its check \"{DRIVER_CHECK}\": region {region} "
-                    f"({base.name}) is {base.size} bytes but ethosu_init was given {fast.size} "
-                    f"bytes of fast memory ({fast.source})")]
+    return [FAST_MEMORY_TOO_SMALL.finding(
+        name, f"ethosu_invoke_v3 fails its check \"{DRIVER_CHECK}\": region {region} "
+        f"({base.name}) is {base.size} bytes but ethosu_init was given {fast.size} "
+        f"bytes of fast memory ({fast.source})")]

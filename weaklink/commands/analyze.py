@@ -8,8 +8,8 @@ from weaklink.analyze import analyze
 from weaklink.analyze.plot import plot
 from weaklink.analyze.render import render
 from weaklink.errors import UsageError, require
-from weaklink.report.output import add_options, check_outputs, emit
-from weaklink.report.results import from_analysis
+from weaklink.ci.output import add_options, check_outputs, emit
+from weaklink.ci.results import from_analysis
 
 
 def add_parser(subparsers) -> None:

@@ -50,7 +50,7 @@ def add_parser(sub) -> None:
                    help="exit 0 on verdict unknown (the report still says what the image does not say)")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.add_argument("--plot", metavar="FILE.png", help="draw the memory map with the regions placed, and the NPU timeline")
-    from weaklink.report.output import add_options
+    from weaklink.ci.output import add_options
     add_options(p)
     p.set_defaults(run=run, accepts_extra=False)
 
@@ -62,8 +62,8 @@ def run(args) -> int:
     from weaklink.check.gate import gate as make_gate
     from weaklink.read.image import Image
     from weaklink.read.ldmap import parse_map
-    from weaklink.report.output import check_outputs, emit
-    from weaklink.report.results import from_check
+    from weaklink.ci.output import check_outputs, emit
+    from weaklink.ci.results import from_check
 
     check_outputs(args)
     gate = make_gate(args.fail_on, args.allow_unknown)
@@ -82,7 +82,7 @@ def run(args) -> int:
     status = 1 if gate.failed(report.verdict) else 0
     doc = report.to_json()
     if gate.stated:
-        doc["gate"] = gate.to_json(report.verdict)
+        doc["gate"] = {"fail_on": list(gate.fail_on), "failed": gate.failed(report.verdict)}
     if args.execute:
         text, status = _with_run(args, image, report, doc, status)
     else:

@@ -8,8 +8,8 @@ from __future__ import annotations
 from weaklink.diff import diff
 from weaklink.diff.render import render
 from weaklink.errors import UsageError
-from weaklink.report.output import add_options, check_outputs, emit
-from weaklink.report.results import from_diff
+from weaklink.ci.output import add_options, check_outputs, emit
+from weaklink.ci.results import from_diff
 
 EPILOG = """Gates (--fail-on, a comma list): new-findings (a new warning or error), binding-changed,
 region-changed, verdict (with --check: the NPU verdict changed and is not ok).

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from npu.records import Record, to_json
 from weaklink.demo.fixtures import firmware as fixtures
 from weaklink.diff import diff
 from weaklink.diff.comparison import GATES
@@ -37,17 +38,21 @@ class StoryDiff:
 
 
 @dataclass(frozen=True)
-class DemoDiffs:
+class DemoDiffs(Record):
     diffs: tuple[StoryDiff, ...]
+
+    schema_version = SCHEMA_VERSION
+    JSON = ("schema_version", "diffs=stories")
 
     @property
     def exit_code(self) -> int:
         return 0       # the story's gates are meant to fail: the demo shows them, it is no gate
 
-    def to_json(self) -> dict:
-        return {"schema_version": SCHEMA_VERSION,
-                "diffs": [{"title": d.title, "old_variant": d.old, "new_variant": d.new,
-                           **d.report.to_json()} for d in self.diffs]}
+    @property
+    def stories(self) -> list[dict]:
+        """Each diff's JSON, headed by its title and the two variants."""
+        return [{"title": d.title, "old_variant": d.old, "new_variant": d.new, **to_json(d.report)}
+                for d in self.diffs]
 
     def to_table(self) -> str:
         out = []

@@ -10,25 +10,25 @@ from pathlib import Path
 import numpy as np
 
 import npu
+from npu.records import Record
 from weaklink.check.functional import default_inputs
 
 
 @dataclass(frozen=True)
-class FunctionalCell:
+class FunctionalCell(Record):
     reference: str                 # "LiteRT" or "apart"
     equal: bool
     bytes_differing: int
     output_bytes: int
+
+    JSON = ("reference", "outputs_equal=equal", "output_bytes_differing=bytes_differing",
+            "output_bytes")
 
     @property
     def text(self) -> str:
         if self.equal:
             return f"= {self.reference}"
         return f"≠ {self.reference} ({self.bytes_differing}/{self.output_bytes} B)"
-
-    def to_json(self) -> dict:
-        return {"reference": self.reference, "outputs_equal": self.equal,
-                "output_bytes_differing": self.bytes_differing, "output_bytes": self.output_bytes}
 
 
 def _litert(tflite: Path, inputs) -> list[np.ndarray] | None:
@@ -54,8 +54,7 @@ def functional_cell(report, tflite: Path) -> FunctionalCell | None:
         model = npu.load_model(report.table.model_bytes, report.file)
         want = _litert(tflite, default_inputs(model))
     if want is None:
-        doc = f.to_json()
-        return FunctionalCell("apart", f.outputs_equal, doc["output_bytes_differing"], doc["output_bytes"])
+        return FunctionalCell("apart", f.outputs_equal, f.output_bytes_differing, f.output_bytes)
     got = f.outputs
     differ = sum(int(np.count_nonzero(np.asarray(a).view(np.uint8).ravel() != np.asarray(b).view(np.uint8).ravel()))
                  for a, b in zip(got, want))

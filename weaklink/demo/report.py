@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from npu.records import Record
 from weaklink.check.report import CheckReport, FastScratch
 from weaklink.demo.runs import footnotes
 
@@ -12,7 +13,7 @@ MANGLED_PREFIX = "_Z"
 
 
 @dataclass(frozen=True)
-class DemoRow:
+class DemoRow(Record):
     backend: str
     runner: str
     target: str
@@ -23,6 +24,12 @@ class DemoRow:
     check: CheckReport | None          # None when the link failed
     functional: object | None = None   # weaklink.demo.functional.FunctionalCell (U85 rows that ran)
     run: object | None = None          # weaklink.demo.runs.RowRun (demo --run)
+
+    JSON = ("backend", "runner", "target", "link", "model_agrees_with_ld", "fast_scratch", "npu",
+            "cycles", "findings",
+            # additions to the contract:
+            "variant", "link_errors=link_error_kinds", "seen_by_backend", "diagnosis=check.diagnosis",
+            "functional", "disagreements?", "run?")
 
     @property
     def fast_scratch(self) -> FastScratch | None:
@@ -38,8 +45,17 @@ class DemoRow:
 
     @property
     def findings(self) -> list[str]:
-        return list(dict.fromkeys(f.rule for f in self.check.findings)) if self.check else []
+        return self.check.rule_ids if self.check else []
 
+    @property
+    def variant(self) -> str:
+        return f"{self.backend}-{self.runner}-{self.target}"
+
+    @property
+    def link_error_kinds(self) -> list[dict]:
+        return [{"kind": k, "symbol": s} for k, s in self.link_errors]
+
+    @property
     def seen_by_backend(self) -> str:
         """What the backend passes as region 2, in words."""
         if self.check is None:
@@ -66,24 +82,6 @@ class DemoRow:
                 text = f"strong {size_text(base.size)} < model's need ({size_text(self.check.needs[2])})"
         return text + (", finding" if self.findings else "")
 
-    def to_json(self) -> dict:
-        fast = self.fast_scratch
-        out = {"backend": self.backend, "runner": self.runner, "target": self.target,
-               "link": self.link, "model_agrees_with_ld": self.model_agrees_with_ld,
-               "fast_scratch": fast.to_json() if fast else None,
-               "npu": self.npu, "cycles": self.cycles, "findings": self.findings,
-               # additions to the contract:
-               "variant": f"{self.backend}-{self.runner}-{self.target}",
-               "link_errors": [{"kind": k, "symbol": s} for k, s in self.link_errors],
-               "seen_by_backend": self.seen_by_backend(),
-               "diagnosis": self.check.diagnosis if self.check else None,
-               "functional": self.functional.to_json() if self.functional is not None else None}
-        if self.disagreements:
-            out["disagreements"] = list(self.disagreements)
-        if self.run is not None:
-            out["run"] = self.run.to_json()
-        return out
-
 
 def size_text(n: int | None) -> str:
     if n is None:
@@ -102,19 +100,18 @@ LINKERS = {"gnu": ("real ld", "arm-none-eabi-ld"), "lld": ("real ld.lld", "ld.ll
 
 
 @dataclass(frozen=True)
-class DemoReport:
+class DemoReport(Record):
     rows: tuple[DemoRow, ...]
     linker: str = "gnu"             # which real linker linked the rows: gnu | lld
     ran: bool = False               # demo --run: the images executed on QEMU too
+
+    schema_version = SCHEMA_VERSION
+    JSON = ("schema_version", "linker", "rows")
 
     @property
     def exit_code(self) -> int:
         """1 when the model disagreed with the real ld on any row: the demo is also a gate."""
         return 0 if all(r.model_agrees_with_ld for r in self.rows) else 1
-
-    def to_json(self) -> dict:
-        return {"schema_version": SCHEMA_VERSION, "linker": self.linker,
-                "rows": [r.to_json() for r in self.rows]}
 
     def to_table(self) -> str:
         short, tool = LINKERS[self.linker]
@@ -126,7 +123,7 @@ class DemoReport:
             link = r.link if r.link == "ok" else f"{r.link} x{len(r.link_errors)}"
             npu = "-" if r.npu is None else ("ok*" if r.npu == "ok" and _weak_default(r) else r.npu)
             body.append((r.backend, r.runner, r.target, link,
-                         "yes" if r.model_agrees_with_ld else "NO", r.seen_by_backend(), npu,
+                         "yes" if r.model_agrees_with_ld else "NO", r.seen_by_backend, npu,
                          "-" if r.cycles is None else str(r.cycles),
                          "-" if r.functional is None else r.functional.text)
                         + (((r.run.cell() if r.run else "-"),) if self.ran else ()))

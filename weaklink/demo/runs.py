@@ -21,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
+from npu.records import Record
 from weaklink.demo.fixtures import firmware as fixtures
 from weaklink.errors import InputError
 from weaklink.demo.fixtures.firmware import Variant
@@ -42,15 +43,46 @@ PRINTED = re.compile(r"output 0: \d+ bytes, fnv1a (0x[0-9a-f]+)")
 
 
 @dataclass(frozen=True)
-class RowRun:
-    report: object | None          # weaklink.run.RunReport, None when the image did not boot
-    comparison: object | None      # weaklink.run.compare.Comparison
-    reason: str = ""               # why it was not run
-    litert: bool | None = None     # the firmware's output checksum = LiteRT's (rows with outputs checked)
+class NotRun(Record):
+    """A row whose image did not boot on the board, and why."""
+    reason: str
+
+    ran = False
+    comparison = None
+    JSON = ("ran", "reason")
 
     def cell(self) -> str:
-        if self.report is None:
-            return f"not run: {self.reason}"
+        return f"not run: {self.reason}"
+
+
+@dataclass(frozen=True)
+class RowRun(Record):
+    report: object                 # weaklink.run.RunReport
+    comparison: object             # weaklink.run.compare.Comparison
+    litert: bool | None = None     # the firmware's output checksum = LiteRT's (rows with outputs checked)
+
+    ran = True
+    JSON = ("ran", "outcome=report.outcome", "exit_code=report.exit_code", "invocations",
+            "cycles", "agrees_with_check=comparison.agree", "differences",
+            "output_equals_litert=litert", "wall_s")
+
+    @property
+    def invocations(self) -> int:
+        return len(self.report.invocations)
+
+    @property
+    def cycles(self) -> list[int | None]:
+        return [j.cycles for j in self.report.invocations]
+
+    @property
+    def differences(self) -> list[str]:
+        return [f.message for f in self.comparison.findings]
+
+    @property
+    def wall_s(self) -> float:
+        return round(self.report.seconds.get("wall", 0.0), 3)
+
+    def cell(self) -> str:
         r = self.report
         if r.outcome == "exit":
             text = f"exit {r.exit_code}"
@@ -65,20 +97,9 @@ class RowRun:
             text += ", output = LiteRT" if self.litert else ", output ≠ LiteRT"
         return text + ("" if self.comparison.agree else ", differs")
 
-    def to_json(self) -> dict:
-        if self.report is None:
-            return {"ran": False, "reason": self.reason}
-        return {"ran": True, "outcome": self.report.outcome, "exit_code": self.report.exit_code,
-                "invocations": len(self.report.invocations),
-                "cycles": [j.cycles for j in self.report.invocations],
-                "agrees_with_check": self.comparison.agree,
-                "differences": [f.message for f in self.comparison.findings],
-                "output_equals_litert": self.litert,
-                "wall_s": round(self.report.seconds.get("wall", 0.0), 3)}
-
 
 def run_row(outcome: fixtures.LinkOutcome, check_report, timeout: float = DEMO_TIMEOUT,
-            tflite: Path | None = None) -> RowRun | None:
+            tflite: Path | None = None) -> RowRun | NotRun | None:
     """`tflite`: the row's network, when the demo checks its outputs against LiteRT."""
     if not outcome.ok or check_report is None:
         return None
@@ -87,9 +108,9 @@ def run_row(outcome: fixtures.LinkOutcome, check_report, timeout: float = DEMO_T
         report = run(outcome.elf, accelerator=t.accelerator, system_config=t.system_config,
                      memory_mode=t.memory_mode, soc=t.board, timeout=timeout)
     except NotOnBoard as e:
-        return RowRun(None, None, f"{e.kind} at 0x{e.address:08x}, not on {e.machine}")
+        return NotRun(f"{e.kind} at 0x{e.address:08x}, not on {e.machine}")
     except InputError as e:
-        return RowRun(None, None, e.what.split(" (", 1)[0])
+        return NotRun(e.what.split(" (", 1)[0])
     printed = PRINTED.search(report.uart)
     litert = None
     if printed and tflite is not None and (want := litert_checksum(tflite)) is not None:

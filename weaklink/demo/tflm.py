@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from npu.records import Record
 from weaklink.demo.fixtures import tflm as fixtures_tflm
 from weaklink.check import check
 from weaklink.check.report import CheckReport
@@ -18,9 +19,18 @@ SCHEMA_VERSION = 1
 
 
 @dataclass(frozen=True)
-class TflmRow:
+class TflmRow(Record):
     variant: fixtures_tflm.TflmVariant
     check: CheckReport
+
+    JSON = ("variant=variant.name", "target=variant.target", "build=variant.opt", "operators",
+            "fast_memory=check.table.fast_memory", "region2", "npu=check.verdict",
+            "cycles=check.cycles", "findings=check.rule_ids", "expected=variant.expected",
+            "diagnosis=check.diagnosis")
+
+    @property
+    def operators(self) -> int:
+        return len(self.check.operators)
 
     def fast_memory(self) -> str:
         f = self.check.table.fast_memory
@@ -31,6 +41,7 @@ class TflmRow:
             return f"none (0/0, {where})"
         return f"{f.symbol or hex(f.address)} {size_text(f.size)} ({where})"
 
+    @property
     def region2(self) -> str:
         base = self.check.table.base(2)
         if self.check.verdict == "unknown":
@@ -43,35 +54,27 @@ class TflmRow:
             return f"{size_text(base.size)} > fast memory: driver check fails"
         return f"{what} in {memory}" + (", finding" if rules else "")
 
-    def to_json(self) -> dict:
-        c = self.check
-        return {"variant": self.variant.name, "target": self.variant.target,
-                "build": self.variant.opt, "operators": len(c.operators),
-                "fast_memory": c.table.fast_memory.to_json() if c.table.fast_memory else None,
-                "region2": self.region2(), "npu": c.verdict, "cycles": c.cycles,
-                "findings": list(dict.fromkeys(f.rule for f in c.findings)),
-                "expected": self.variant.expected, "diagnosis": c.diagnosis}
 
 
 @dataclass(frozen=True)
-class TflmDemoReport:
+class TflmDemoReport(Record):
     rows: tuple[TflmRow, ...]
+
+    schema_version = SCHEMA_VERSION
+    story = "tflm"
+    JSON = ("schema_version", "story", "rows")
 
     @property
     def exit_code(self) -> int:
         """1 when a verdict differs from the one the fixture was built to show."""
         return 0 if all(r.check.verdict == r.variant.expected for r in self.rows) else 1
 
-    def to_json(self) -> dict:
-        return {"schema_version": SCHEMA_VERSION, "story": "tflm",
-                "rows": [r.to_json() for r in self.rows]}
-
     def to_table(self) -> str:
         head = ("variant", "target", "build", "ethos-u ops", "fast memory to ethosu_init",
                 "region 2 (fast scratch)", "NPU", "cycles")
         body = [(r.variant.name, r.variant.target, r.variant.opt + ("" if r.variant.debug else " no -g"),
                  str(len(r.check.operators)),
-                 r.fast_memory(), r.region2(), r.check.verdict,
+                 r.fast_memory(), r.region2, r.check.verdict,
                  "-" if r.check.cycles is None else str(r.check.cycles)) for r in self.rows]
         out = [*table_lines(head, body), ""]
         out.append("fast memory read from DWARF call sites (-g) or from the constants in r2/r3 at the BL "

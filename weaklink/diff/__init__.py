@@ -30,7 +30,7 @@ import numpy as np
 from weaklink.analyze import analyze_image, query
 from weaklink.analyze.attribution import Attribution
 from weaklink.check import check_image
-from weaklink.analyze.findings import WEAK_DEFAULT_SURVIVED, Finding, weak_message
+from weaklink.analyze.findings import weak_finding
 from weaklink.diff.columns import Columns, columns, compare
 from weaklink.diff.sides import Sides
 from weaklink.diff.comparison import (GATES, KINDS, BaseChange, Change, DiffReport, Moved,
@@ -38,6 +38,7 @@ from weaklink.diff.comparison import (GATES, KINDS, BaseChange, Change, DiffRepo
 from weaklink.errors import UsageError
 from weaklink.read import elfstructs as S
 from weaklink.read.image import Image
+from weaklink.rules import WEAK_DEFAULT_SURVIVED, Finding
 from weaklink.read.ldmap import parse_map
 
 DEFINER_ALL_BELOW = 4096   # images up to this many globals: compare every symbol's definer
@@ -180,8 +181,7 @@ def _findings(old, new, cmp) -> tuple[tuple[Finding, ...], tuple[Finding, ...]]:
         weak_there[np.asarray(other.weak_rows, np.int64)] = True
         only = rows[~weak_there[partner[rows]]]
         for n in report.table.names(only):
-            into.setdefault((WEAK_DEFAULT_SURVIVED, n),
-                            Finding(WEAK_DEFAULT_SURVIVED, "info", n, weak_message(n)))
+            into.setdefault((WEAK_DEFAULT_SURVIVED.id, n), weak_finding(n))
     return (tuple(f for k, f in two.items() if k not in one),
             tuple(f for k, f in one.items() if k not in two))
 

@@ -12,54 +12,63 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
-from weaklink.analyze.findings import Finding
+from npu.records import Record, to_json
 from weaklink.analyze.analysis import Query
 from weaklink.demangle import demangle
+from weaklink.rules import CHANGES, Finding
 
 SCHEMA_VERSION = 1
-# The order a symbol's kinds are listed in, most telling first. `section-changed` (the section
-# changed, the region did not) and `address-changed` (--symbol only) are additions.
-KINDS = ("added", "removed", "binding-changed", "definer-changed", "region-changed",
-         "section-changed", "points-to-changed", "value-changed", "size-changed",
-         "address-changed")
+# The order a symbol's kinds are listed in, most telling first (weaklink.rules). `section-changed`
+# (the section changed, the region did not) and `address-changed` (--symbol only) are additions.
+KINDS = tuple(r.id for r in CHANGES)
+# What `before` and `after` hold of a side's Query.
+SIDE = ("binding", "defined_in", "section", "region", "address", "size", "value", "points_to",
+        "type")
 GATES = ("new-findings", "binding-changed", "region-changed", "verdict")
 GATING_SEVERITIES = ("error", "warning")     # new infos are listed, they do not fail a gate
 
 
 @dataclass(frozen=True)
-class Change:
+class Change(Record):
     symbol: str
     kind: str
     kinds: tuple[str, ...]
     before: Query | None
     after: Query | None
 
-    def to_json(self) -> dict:
+    JSON = ("symbol", "kind", "before=before_side", "after=after_side", "kinds", "demangled")
+
+    @property
+    def before_side(self) -> dict | None:
+        return _side(self.before)
+
+    @property
+    def after_side(self) -> dict | None:
+        return _side(self.after)
+
+    @property
+    def demangled(self) -> str | None:
         side = self.after or self.before
-        return {"symbol": self.symbol, "kind": self.kind, "before": _fields(self.before),
-                "after": _fields(self.after), "kinds": list(self.kinds),
-                "demangled": side.demangled if side else None}
+        return side.demangled if side else None
 
 
-def _fields(q: Query | None) -> dict | None:
+def _side(q: Query | None) -> dict | None:
     if q is None or not q.found:
         return None
-    return {"binding": q.binding, "defined_in": q.defined_in, "section": q.section,
-            "region": q.region, "address": q.address, "size": q.size, "value": q.value,
-            "points_to": q.points_to.to_json() if q.points_to else None, "type": q.type}
+    doc = to_json(q)
+    return {k: doc[k] for k in SIDE}
 
 
 @dataclass(frozen=True)
-class Moved:
+class Moved(Record):
     count: int               # matched symbols whose address changed
     shift: int | None        # the most common address shift among them
 
-    def to_json(self) -> dict:
-        return {"count": self.count, "most_common_shift": self.shift}
+    JSON = ("count", "most_common_shift=shift")
 
 
 @dataclass(frozen=True)
-class BaseChange:
+class BaseChange(Record):
     """One NPU region whose base-address table entry differs (weaklink.bind BoundBase)."""
 
     region: int
@@ -69,24 +78,20 @@ class BaseChange:
     fast_before: object | None = None
     fast_after: object | None = None
 
+    JSON = ("region", "name", "before=before_side", "after=after_side")
+
     @staticmethod
     def facts(b) -> tuple:
         sym = b.symbol
         return (b.address, b.size, sym.name if sym else None, sym.binding if sym else None)
 
-    def side(self, b, fast) -> dict | None:
-        if b is None:
-            return None
-        sym = b.symbol
-        return {"address": b.address, "size": b.size, "symbol": sym.name if sym else None,
-                "binding": sym.binding if sym else None,
-                "defined_in": sym.defined_in if sym else None,
-                "memory": fast.region if fast else None, "note": b.note}
+    @property
+    def before_side(self) -> dict | None:
+        return _base_side(self.before, self.fast_before)
 
-    def to_json(self) -> dict:
-        return {"region": self.region, "name": self.name,
-                "before": self.side(self.before, self.fast_before),
-                "after": self.side(self.after, self.fast_after)}
+    @property
+    def after_side(self) -> dict | None:
+        return _base_side(self.after, self.fast_after)
 
     def describe(self, b, fast) -> str:
         if b is None:
@@ -98,12 +103,23 @@ class BaseChange:
         return f"{b.address:#x}/{_size(b.size)}{where}{who}"
 
 
+def _base_side(b, fast) -> dict | None:
+    """A BoundBase as the diff shows it, with the memory its fast scratch is in."""
+    if b is None:
+        return None
+    sym = b.symbol
+    return {"address": b.address, "size": b.size, "symbol": sym.name if sym else None,
+            "binding": sym.binding if sym else None,
+            "defined_in": sym.defined_in if sym else None,
+            "memory": fast.region if fast else None, "note": b.note}
+
+
 def _size(n: int) -> str:
     return f"{n // 1024} KB" if n and n % 1024 == 0 else f"{n} B"
 
 
 @dataclass(frozen=True)
-class DiffReport:
+class DiffReport(Record):
     old: str
     new: str
     changes: tuple[Change, ...]
@@ -118,6 +134,13 @@ class DiffReport:
     bases_changed: tuple[BaseChange, ...] = ()
     fail_on: tuple[str, ...] = ()
     failed: tuple[str, ...] = ()
+
+    schema_version = SCHEMA_VERSION
+    JSON = ("schema_version", "old", "new", "changes", "new_findings", "fixed_findings",
+            "bases_changed=bases_json", "verdict_before", "verdict_after", "gates",
+            # additions to the contract:
+            "counts", "moved", "queried=queried_sides", "fast_scratch_before=check_before.fast_scratch",
+            "fast_scratch_after=check_after.fast_scratch", "notes", "assumptions")
 
     @property
     def verdict_before(self) -> str | None:
@@ -137,6 +160,7 @@ class DiffReport:
     def exit_code(self) -> int:
         return 1 if self.failed else 0
 
+    @property
     def counts(self) -> dict[str, int]:
         out = dict.fromkeys(KINDS, 0)
         for c in self.changes:
@@ -150,31 +174,20 @@ class DiffReport:
         reports = (self.check_before, self.check_after) if self.checked else ()
         return list(dict.fromkeys(a for r in reports if r for a in r.assumptions))
 
-    def to_json(self) -> dict:
-        fast = lambda r: r.fast_scratch.to_json() if r and r.fast_scratch else None  # noqa: E731
-        return {
-            "schema_version": SCHEMA_VERSION,
-            "old": self.old, "new": self.new,
-            "changes": [c.to_json() for c in self.changes],
-            "new_findings": [f.to_json() for f in self.new_findings],
-            "fixed_findings": [f.to_json() for f in self.fixed_findings],
-            "bases_changed": [b.to_json() for b in self.bases_changed] if self.checked else None,
-            "verdict_before": self.verdict_before,
-            "verdict_after": self.verdict_after,
-            "gates": {"fail_on": list(self.fail_on), "failed": list(self.failed)},
-            # additions to the contract:
-            "counts": self.counts(),
-            "moved": self.moved.to_json(),
-            "queried": {n: {"before": _fields(x), "after": _fields(y)}
-                        for n, (x, y) in self.queried.items()},
-            "fast_scratch_before": fast(self.check_before),
-            "fast_scratch_after": fast(self.check_after),
-            "notes": list(self.notes),
-            "assumptions": self.assumptions,
-        }
+    @property
+    def bases_json(self) -> tuple[BaseChange, ...] | None:
+        return self.bases_changed if self.checked else None
+
+    @property
+    def gates(self) -> dict:
+        return {"fail_on": self.fail_on, "failed": self.failed}
+
+    @property
+    def queried_sides(self) -> dict:
+        return {n: {"before": _side(x), "after": _side(y)} for n, (x, y) in self.queried.items()}
 
     def dumps(self) -> str:
-        return json.dumps(self.to_json())   # compact: the C encoder (indent is pure Python)
+        return json.dumps(to_json(self))   # compact: the C encoder (indent is pure Python)
 
 
 def failed_gates(report: DiffReport, fail_on) -> list[str]:

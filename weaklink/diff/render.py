@@ -42,7 +42,7 @@ def _changes(report: DiffReport) -> list[str]:
             for c in report.changes[:MAX_CHANGE_ROWS]]
     out = ["", "symbols", *_table(("CHANGE", "SYMBOL", "BEFORE", "AFTER"), rows)]
     if len(report.changes) > MAX_CHANGE_ROWS:
-        counts = ", ".join(f"{k} {n}" for k, n in report.counts().items() if n)
+        counts = ", ".join(f"{k} {n}" for k, n in report.counts.items() if n)
         out.append(f"  ({len(report.changes) - MAX_CHANGE_ROWS} more not listed; {counts}; "
                    "--json lists them)")
     return out

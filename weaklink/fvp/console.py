@@ -62,7 +62,7 @@ def stop_lines(report) -> list[str]:
     if end.kind == "timeout":
         lines += [TIME_LIMIT, ""]
     if report.outcome == "hang":
-        lines += [f"Error: weaklink fvp: {report.diagnosis()}", ""]
+        lines += [f"Error: weaklink fvp: {report.diagnosis}", ""]
     elif end.kind in ("crash", "qemu"):
         lines += [f"Error: weaklink fvp: {report.failure() or end.detail} (the FVP would run on to "
                   "--timelimit)", ""]

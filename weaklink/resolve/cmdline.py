@@ -35,6 +35,10 @@ def flat(items):
             yield item
 
 
+# An option with no effect on resolution: as given, and ld's help text (its JSON record).
+NoEffect = namedtuple("NoEffect", "option help")
+
+
 class LinkOptions(namedtuple(
         "LinkOptions", "inputs undefined entry require_defined muldefs search_dirs scripts "
         "trace nostdlib gc_sections demangle wrap cref print_gc emulation plugin init fini output "
@@ -51,7 +55,7 @@ class LinkOptions(namedtuple(
     --warn/--error-unresolved-symbols); ignore_unresolved: --ignore-unresolved-symbol names;
     no_warnings: -w, ld prints no diagnostic and exits 0; noinhibit: --noinhibit-exec, ld
     exits 0 after printing its errors; fatal_warnings: a warning fails the link; no_effect:
-    (option as given, ld's help text) for every option with no effect on resolution."""
+    a NoEffect for every option with no effect on resolution."""
     __slots__ = ()
 
 
@@ -212,7 +216,7 @@ def _apply(st: _State, m: ldoptions.Match) -> None:
         if opt.key != "-z":          # -z alone is never the match: its keyword row is
             _ACTIONS[opt.key](st, m.value)
     elif opt.resolution == "none":
-        st.no_effect.append((given, opt.note))
+        st.no_effect.append(NoEffect(given, opt.note))
     elif opt.resolution == "refused":
         raise UsageError(f"ld option '{given}' is not modelled: {opt.note}")
     else:

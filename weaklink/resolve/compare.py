@@ -14,6 +14,7 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+from npu.records import Record, to_json
 from weaklink.resolve.gcgraph import member_name
 from weaklink.resolve.result import (LINKER_SYMBOL_REDEFINED, MULTIPLE_DEFINITION,
                                      UNDEFINED_REFERENCE, LinkResult)
@@ -23,35 +24,30 @@ LAZY = "lld: lazy symbols are remembered wherever the archive sits"
 
 
 @dataclass(frozen=True, slots=True)
-class Difference:
+class Difference(Record):
     kind: str
     symbol: str
     gnu: str | None
     lld: str | None
     reason: str
 
-    def to_json(self) -> dict:
-        return {"kind": self.kind, "symbol": self.symbol, "gnu": self.gnu, "lld": self.lld,
-                "reason": self.reason}
-
 
 @dataclass(frozen=True)
-class Comparison:
+class Comparison(Record):
     gnu: LinkResult
     lld: LinkResult
     differences: tuple[Difference, ...]
+
+    schema_version = SCHEMA_VERSION
+    flavors = ("gnu", "lld")
+    JSON = ("schema_version", "flavors", "same", "gnu_ok=gnu.ok", "lld_ok=lld.ok", "differences")
 
     @property
     def same(self) -> bool:
         return not self.differences
 
-    def to_json(self) -> dict:
-        return {"schema_version": SCHEMA_VERSION, "flavors": ["gnu", "lld"],
-                "same": self.same, "gnu_ok": self.gnu.ok, "lld_ok": self.lld.ok,
-                "differences": [d.to_json() for d in self.differences]}
-
     def dumps(self) -> str:
-        return json.dumps(self.to_json(), indent=2)
+        return json.dumps(to_json(self), indent=2)
 
     def table(self) -> str:
         if self.same:

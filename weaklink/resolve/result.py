@@ -7,6 +7,9 @@ from collections import namedtuple
 from collections.abc import Callable
 from functools import cached_property
 
+from npu.records import Record, to_json
+from weaklink.resolve.cmdline import NoEffect
+
 SCHEMA_VERSION = 1
 
 # Diagnostic kinds and ld's wording (ld/ldmain.c, ld/ldlang.c; docs/linker-semantics.md §3).
@@ -19,58 +22,32 @@ LINKER_SYMBOL_REDEFINED = "linker-symbol-redefined"  # lld: an input defines a n
 NOT_MODELLED = "not-modelled"
 
 
-class Diagnostic(namedtuple("Diagnostic", "kind symbol file message")):
-    __slots__ = ()
-
-    def to_json(self) -> dict:
-        return {"kind": self.kind, "symbol": self.symbol, "file": self.file,
-                "message": self.message}
-
-
-class Extraction(namedtuple("Extraction", "member file symbol")):
-    """One row of the map's "Archive member included to satisfy reference by file (symbol)"."""
-    __slots__ = ()
-
-    def to_json(self) -> dict:
-        return {"member": self.member, "file": self.file, "symbol": self.symbol}
-
-
-class Collected(namedtuple("Collected", "file section")):
-    """A section --gc-sections removes (ld: "removing unused section 'S' in file 'F'")."""
-    __slots__ = ()
-
-    def to_json(self) -> dict:
-        return {"file": self.file, "section": self.section}
+# The records of a link (named tuples: one SymbolInfo is built per global symbol), serialized
+# by npu.records under their field names.
+Diagnostic = namedtuple("Diagnostic", "kind symbol file message")
+# One row of the map's "Archive member included to satisfy reference by file (symbol)".
+Extraction = namedtuple("Extraction", "member file symbol")
+# A section --gc-sections removes (ld: "removing unused section 'S' in file 'F'").
+Collected = namedtuple("Collected", "file section")
+# The winner for one name. binding: global | weak | common | absolute | script | linker (ld's
+#   own, such as _GLOBAL_OFFSET_TABLE_) | undefined | undefined-weak; file and section: where it
+#   is defined (None when nowhere); value: absolute (--defsym) and script values, None when ld
+#   computes them; kept: False when --gc-sections removes the defining section.
+SymbolInfo = namedtuple("SymbolInfo", "binding file size section value kept", defaults=(None, True))
+# A definition of SYM present in the inputs that did not win, and the reason.
+WhyNot = namedtuple("WhyNot", "symbol file reason detail")
 
 
-# binding: global | weak | common | absolute | script | linker (ld's own, such as
-#   _GLOBAL_OFFSET_TABLE_) | undefined | undefined-weak; file and section: where it is defined
-#   (None when nowhere); value: absolute (--defsym) and script values, None when ld computes
-#   them; kept: False when --gc-sections removes the defining section.
-class SymbolInfo(namedtuple("SymbolInfo", "binding file size section value kept",
-                            defaults=(None, True))):
-    """The winner for one name (a named tuple: one is built per global symbol)."""
-    __slots__ = ()
-
-    def to_json(self) -> dict:
-        return {"binding": self.binding, "file": self.file, "size": self.size,
-                "section": self.section, "value": self.value, "kept": self.kept}
-
-
-class WhyNot(namedtuple("WhyNot", "symbol file reason detail")):
-    """A definition of SYM present in the inputs that did not win, and the reason."""
-    __slots__ = ()
-
-    def to_json(self) -> dict:
-        return {"symbol": self.symbol, "file": self.file, "reason": self.reason,
-                "detail": self.detail}
-
-
-class LinkResult:
+class LinkResult(Record):
     """What a link decides, computed by link(). The per-symbol table (one record per global
     name, the bulk of the work on large links) is built on first access of `symbols`, by
     calling `symbol_table`; `symbol_count`, when given, counts those names without building
     their records (the summary line needs only the number)."""
+
+    schema_version = SCHEMA_VERSION
+    JSON = ("schema_version", "flavor", "ok", "errors", "warnings", "loaded", "extracted",
+            "symbols=sorted_symbols", "collected", "options_without_effect=no_effect",
+            "ld_args?", "trace?", "why_not?")
 
     def __init__(self, ok: bool, errors: tuple[Diagnostic, ...], warnings: tuple[Diagnostic, ...],
                  loaded: tuple[str, ...], extracted: tuple[Extraction, ...],
@@ -80,7 +57,7 @@ class LinkResult:
                  gc_sections: bool = False, print_gc_sections: bool = False,
                  ld_args: tuple[str, ...] | None = None, flavor: str = "gnu",
                  symbol_count: Callable[[], int] | None = None,
-                 no_effect: tuple[tuple[str, str], ...] = ()):
+                 no_effect: tuple[NoEffect, ...] = ()):
         self.ok = ok
         self.errors = errors
         self.warnings = warnings
@@ -96,37 +73,25 @@ class LinkResult:
         self.print_gc_sections = print_gc_sections  # the ld line asked for --print-gc-sections
         self.ld_args = ld_args                  # the ld command line modelled (driver lines)
         self.flavor = flavor                    # whose rules: "gnu" (GNU ld) or "lld" (ld.lld)
-        # (option as given, ld's help text) of each ld option that changes nothing the model
-        # decides (weaklink/data/gnu_ld_options.txt, resolution "none")
+        # each ld option that changes nothing the model decides, with ld's help text
+        # (weaklink/data/gnu_ld_options.txt, resolution "none")
         self.no_effect = no_effect
 
     @cached_property
     def symbols(self) -> dict[str, SymbolInfo]:
         return self.symbol_table()
 
-    def to_json(self, extras: bool = False) -> dict:
-        out = {
-            "schema_version": SCHEMA_VERSION,
-            "flavor": self.flavor,
-            "ok": self.ok,
-            "errors": [e.to_json() for e in self.errors],
-            "warnings": [w.to_json() for w in self.warnings],
-            "loaded": list(self.loaded),
-            "extracted": [x.to_json() for x in self.extracted],
-            "symbols": {k: v.to_json() for k, v in sorted(self.symbols.items())},
-            "collected": [c.to_json() for c in self.collected],
-            "options_without_effect": [{"option": o, "help": h} for o, h in self.no_effect],
-        }
-        if self.ld_args is not None:
-            out["ld_args"] = list(self.ld_args)
-        if extras and self.trace:
-            out["trace"] = list(self.trace)
-        if extras and self.why_not:
-            out["why_not"] = [w.to_json() for w in self.why_not]
-        return out
+    @property
+    def sorted_symbols(self) -> dict[str, SymbolInfo]:
+        return dict(sorted(self.symbols.items()))
 
     def dumps(self, extras: bool = False) -> str:
-        return json.dumps(self.to_json(extras), indent=2)
+        """The JSON; `trace` and `why_not` only with `extras` (--trace-symbol, --why-not)."""
+        doc = to_json(self)
+        if not extras:
+            doc.pop("trace", None)
+            doc.pop("why_not", None)
+        return json.dumps(doc, indent=2)
 
     def table(self) -> str:
         """Readable symbol table: one row per symbol, stable column headers."""

@@ -8,9 +8,10 @@ values and where each comes from; a run that crashed or stopped without an expla
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 
-from weaklink.analyze.findings import Finding
+from npu.records import Record, to_json
+from weaklink.rules import RUN_FAILED, RUN_MISMATCH, Finding
 
 # check's verdict against how the run ended: ok/wrong complete (the firmware exits), a hang
 # never returns, an error makes the driver or the firmware fail.
@@ -21,21 +22,20 @@ COP1_HEADER = 256
 
 
 @dataclass(frozen=True)
-class Row:
+class Row(Record):
     job: int
     field: str
     check: str
     run: str
     agree: bool | None        # None: the run cannot see this field
 
-    def to_json(self) -> dict:
-        return asdict(self)
-
 
 @dataclass
-class Comparison:
+class Comparison(Record):
     rows: list[Row] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
+
+    JSON = ("agree", "rows")
 
     @property
     def agree(self) -> bool:
@@ -44,9 +44,8 @@ class Comparison:
     def _add(self, job, name, check, run, agree, why=""):
         self.rows.append(Row(job, name, check, run, agree))
         if agree is False:
-            self.findings.append(Finding("run-mismatch", "error", None,
-                                         f"job {job} {name}: check predicts {check}, the firmware "
-                                         f"{why or 'gave'} {run}"))
+            self.findings.append(RUN_MISMATCH.finding(None, f"job {job} {name}: check predicts "
+                                                      f"{check}, the firmware {why or 'gave'} {run}"))
 
 
 def compare(check_report, run_report) -> Comparison:
@@ -75,7 +74,7 @@ def compare(check_report, run_report) -> Comparison:
     expected = EXPECTED_OUTCOME.get(check_report.verdict)
     outcome = run_report.outcome
     if outcome in ("crash", "timeout", "qemu"):
-        out.findings.append(Finding("run-failed", "error", None, run_report.failure()))
+        out.findings.append(RUN_FAILED.finding(None, run_report.failure()))
         out.rows.append(Row("-", "outcome", check_report.verdict, outcome, False))
     else:
         out._add("-", "outcome", f"{check_report.verdict} (the firmware {'hangs' if expected == 'hang' else 'returns'})",
@@ -150,9 +149,9 @@ def joint_json(check_json: dict, run_report, comparison: Comparison) -> dict:
     data = dict(check_json)
     data["findings"] = list(dict.fromkeys(list(data.get("findings", []))
                                           + [f.rule for f in comparison.findings]))
-    data["finding_details"] = list(data.get("finding_details", [])) + [f.to_json() for f in comparison.findings]
-    data["run"] = run_report.to_json()
-    data["comparison"] = {"agree": comparison.agree, "rows": [r.to_json() for r in comparison.rows]}
+    data["finding_details"] = list(data.get("finding_details", [])) + to_json(comparison.findings)
+    data["run"] = to_json(run_report)
+    data["comparison"] = to_json(comparison)
     return data
 
 
@@ -175,8 +174,8 @@ def joint_table(check_text: str, run_report, comparison: Comparison) -> str:
     if comparison.findings:
         lines.append("")
         lines += [f"{f.severity}: [{f.rule}] {f.message}" for f in comparison.findings]
-    if run_report.diagnosis():
-        lines += ["", f"run diagnosis: {run_report.diagnosis()}"]
+    if run_report.diagnosis:
+        lines += ["", f"run diagnosis: {run_report.diagnosis}"]
     lines += ["", "check and run agree" if comparison.agree
               else f"check and run differ in {len(comparison.findings)} field(s)"]
     return "\n".join(lines)

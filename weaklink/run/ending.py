@@ -70,9 +70,9 @@ def fault_spin(f: Fault, loop: tuple[int, int], exit_call) -> End:
                   "of its own for it")
     elif f.pc is not None:
         detail = (f"{f.name} (pc from the exception frame on the {f.stack}; taken to {entered}, which "
-                  f"spins at {span(loop)}; {f.status_text()})")
+                  f"spins at {span(loop)}; {f.status_text})")
     else:
-        detail = f"{f.name} (taken to {entered}, which spins at {span(loop)}; {f.status_text()})"
+        detail = f"{f.name} (taken to {entered}, which spins at {span(loop)}; {f.status_text})"
     return End("crash", pc=f.pc if f.pc is not None else loop[0], detail=detail, ending="fault",
                fault=f, spin=loop, exit_call=exit_call)
 

@@ -18,6 +18,8 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass
 
+from npu.records import Record
+
 FAULT_REGISTERS = 0xE000ED28
 REGISTER_NAMES = ("CFSR", "HFSR", "DFSR", "MMFAR", "BFAR")
 EXCEPTIONS = {2: "NMI", 3: "HardFault", 4: "MemManage", 5: "BusFault", 6: "UsageFault",
@@ -39,13 +41,16 @@ def exception_name(number: int) -> str:
 
 
 @dataclass(frozen=True)
-class Fault:
+class Fault(Record):
     exception: int                    # IPSR on entry
     handler: int                      # the handler's address
     names: tuple[str, ...]            # the symbols at that address, the strong definition first
     pc: int | None                    # the stacked return address: the faulting instruction
     stack: str                        # MSP | PSP: where the frame was read
     registers: dict[str, int] | None  # CFSR, HFSR, DFSR, MMFAR, BFAR; None when not readable
+
+    JSON = ("exception", "name", "handler", "handler_names=names", "pc", "stack", "registers",
+            "status=status_text")
 
     @property
     def name(self) -> str:
@@ -58,6 +63,7 @@ class Fault:
         first, rest = self.names[0], self.names[1:]
         return f"{first} (= {', '.join(rest)})" if rest else first
 
+    @property
     def status_text(self) -> str:
         """`CFSR 0x00008200 (PRECISERR, BFARVALID), HFSR 0x40000000 (FORCED), BFAR 0xfffffff0`:
         the set status bits by name; MMFAR and BFAR only when their VALID bit says they hold
@@ -72,12 +78,6 @@ class Fault:
         if cfsr >> 15 & 1:
             parts.append(f"BFAR 0x{r['BFAR']:08x}")
         return ", ".join(parts)
-
-    def to_json(self) -> dict:
-        return {"exception": self.exception, "name": self.name, "handler": self.handler,
-                "handler_names": list(self.names), "pc": self.pc, "stack": self.stack,
-                "registers": dict(self.registers) if self.registers is not None else None,
-                "status": self.status_text()}
 
 
 def _bits(value: int, names: dict[int, str]) -> str:

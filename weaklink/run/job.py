@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import functools
 import struct
-from dataclasses import asdict, dataclass, field
+from collections import namedtuple
+from dataclasses import dataclass, field
 
 import npu
 from npu.emulate.ops import op_accesses, operations
@@ -23,6 +24,7 @@ from npu.functional.u85_engine import U85Engine
 from npu.hw import accelerator as npu_accelerator
 from npu.read.cop1 import COMMAND_STREAM, MAGIC, NOP, OPTIMIZER_CONFIG
 from npu.readonly import read_only_end
+from npu.records import Record
 
 from weaklink.run.device import Start
 
@@ -32,18 +34,21 @@ from weaklink.run.device import Start
 # address keeps the stream's 16-byte alignment.
 WRAPPER = 32
 
+# One base_addr entry the firmware passed to ethosu_invoke_v3 (base_addr[i], base_addr_size[i]).
+PassedBase = namedtuple("PassedBase", "region address size")
+# Bytes the NPU wrote into guest memory.
+Span = namedtuple("Span", "address size")
+
 
 @dataclass(frozen=True)
-class DriverCall:
+class DriverCall(Record):
     """Arguments of one `ethosu_invoke_v3` call (AAPCS: r0-r3, then the stack)."""
     pc: int
     custom_data: int
     custom_data_size: int
-    bases: tuple[tuple[int, int, int], ...]     # (region, address, size)
+    bases: tuple[PassedBase, ...]
 
-    def to_json(self) -> dict:
-        return {"custom_data": self.custom_data, "custom_data_size": self.custom_data_size,
-                "bases": [{"region": r, "address": a, "size": n} for r, a, n in self.bases]}
+    JSON = ("custom_data", "custom_data_size", "bases")
 
 
 def driver_call(memory, regs: list[int]) -> DriverCall | None:
@@ -56,22 +61,19 @@ def driver_call(memory, regs: list[int]) -> DriverCall | None:
     addresses = struct.unpack(f"<{count}Q", memory.read(regs[3], 8 * count)) if count else ()
     sizes = struct.unpack(f"<{count}I", memory.read(stacked[0], 4 * count)) if count else ()
     return DriverCall(regs[15], regs[1], regs[2],
-                      tuple((i, a, n) for i, (a, n) in enumerate(zip(addresses, sizes))))
+                      tuple(PassedBase(i, a, n) for i, (a, n) in enumerate(zip(addresses, sizes))))
 
 
 @dataclass(frozen=True)
-class RunBase:
+class RunBase(Record):
     region: int
     address: int
     size: int | None          # as passed to ethosu_invoke_v3, when that call was seen
     size_source: str          # "ethosu_invoke_v3" | "not visible at the register level"
 
-    def to_json(self) -> dict:
-        return asdict(self)
-
 
 @dataclass
-class Invocation:
+class Invocation(Record):
     index: int
     pc: int                   # the store to CMD that started the job
     stream_address: int
@@ -79,12 +81,16 @@ class Invocation:
     bases: list[RunBase]
     mode: str                 # functional | timing
     result: object = None     # npu.RunResult
-    written: list[tuple[int, int]] = field(default_factory=list)  # (address, bytes) put into guest memory
+    written: list[Span] = field(default_factory=list)  # put into guest memory
     interrupt: bool = False   # the completion interrupt was raised
     interrupt_at: str | None = None    # what delivered it: wfe | wfi | status poll | register read | next job | timeout
     interrupt_pc: int | None = None    # where the CPU was then
     note: str | None = None
     hardware: object = None   # npu.RunResult without the firmware's sizes (an `error` job)
+
+    JSON = ("index", "pc", "stream_address", "stream_size", "bases", "status", "cycles",
+            "diagnosis=result.diagnosis", "mode", "interrupt", "interrupt_at", "interrupt_pc",
+            "written", "note", "emulation=result")
 
     @property
     def completed(self):
@@ -99,15 +105,6 @@ class Invocation:
     @property
     def cycles(self) -> int | None:
         return int(self.result.cycles["total"]) if self.result.status == "ok" else None
-
-    def to_json(self) -> dict:
-        return {"index": self.index, "pc": self.pc, "stream_address": self.stream_address,
-                "stream_size": self.stream_size, "bases": [b.to_json() for b in self.bases],
-                "status": self.status, "cycles": self.cycles, "diagnosis": self.result.diagnosis,
-                "mode": self.mode, "interrupt": self.interrupt, "interrupt_at": self.interrupt_at,
-                "interrupt_pc": self.interrupt_pc,
-                "written": [{"address": a, "size": n} for a, n in self.written],
-                "note": self.note, "emulation": self.result.to_json()}
 
 
 def wrap_stream(stream: bytes, accelerator: str) -> bytes:
@@ -162,7 +159,7 @@ def reach(model, accelerator: str) -> dict[int, int]:
     return out
 
 
-def compute(model, accelerator: str, bases: dict[int, int], memory) -> list[tuple[int, int]]:
+def compute(model, accelerator: str, bases: dict[int, int], memory) -> list[Span]:
     """Run the stream on the guest's bytes and write back what the NPU wrote."""
     acc = npu_accelerator(accelerator)
     sizes = {r: n for r, n in reach(model, accelerator).items() if n}
@@ -185,7 +182,7 @@ def compute(model, accelerator: str, bases: dict[int, int], memory) -> list[tupl
         for lo, hi in _merge((w.start, w.end) for w in space.writes if w.region == r):
             if (lo, hi - lo) not in written:
                 memory.write(lo, view[lo - base:hi - base].tobytes())
-                written.append((lo, hi - lo))
+                written.append(Span(lo, hi - lo))
     return written
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from npu.records import Record, to_json
 from weaklink.run.fault import FAULT_NUMBERS
 from weaklink.run.image import RunImage
 from weaklink.run.job import DriverCall, Invocation
@@ -30,7 +31,7 @@ AT = {"wfe": "when the CPU waited for it (WFE)", "wfi": "when the CPU waited for
 
 
 @dataclass
-class RunReport:
+class RunReport(Record):
     file: str
     accelerator: str
     system_config: str
@@ -46,6 +47,14 @@ class RunReport:
     image: RunImage
     timeout: float
     seconds: dict = field(default_factory=dict)     # wall, qemu_start, npu
+
+    schema_version = SCHEMA_VERSION
+    notes = ()                         # schema_version 1: a run gives none
+    JSON = ("schema_version", "file", "board", "accelerator", "system_config", "memory_mode", "soc",
+            "mode", "outcome", "exit_code", "end=end_located", "ending=end.ending",
+            "exit_call=exit_call_located", "fault=fault_located", "spin=spin_located",
+            "timing_only_jobs", "uart", "semihosting", "invocations", "driver_calls=calls",
+            "diagnosis", "seconds", "notes")
 
     @property
     def exit_code(self) -> int | None:
@@ -103,6 +112,7 @@ class RunReport:
             return f"{self.end.detail}: stopped at {self.image.where(self.end.pc)}{spin}{jobs}{uart}"
         return f"{self.end.detail}{jobs}{uart}"
 
+    @property
     def diagnosis(self) -> str | None:
         job = self.hung
         if job is None or self.outcome != "hang":
@@ -114,32 +124,38 @@ class RunReport:
         return (f"{head}NPU {job.result.diagnosis} → no completion interrupt → the firmware waited "
                 f"at {self.image.where(self.end.pc)} until the {self.timeout:g} s timeout → hang")
 
-    # -- rendering ---------------------------------------------------------------------------
-    def to_json(self) -> dict:
-        return {
-            "schema_version": SCHEMA_VERSION,
-            "file": self.file,
-            "board": self.board,
-            "accelerator": self.accelerator, "system_config": self.system_config,
-            "memory_mode": self.memory_mode, "soc": self.soc, "mode": self.mode,
-            "outcome": self.outcome,
-            "exit_code": self.exit_code,
-            "end": {"kind": self.end.kind, "pc": self.end.pc, "where": self.image.where(self.end.pc)
-                    if self.end.pc is not None else None, "detail": self.end.detail},
-            "ending": self.end.ending,
-            "exit_call": _exit_call_json(self.end.exit_call, self.image),
-            "fault": _fault_json(self.end.fault, self.image),
-            "spin": {"first": self.end.spin[0], "last": self.end.spin[1],
-                     "where": self.image.where(self.end.spin[0])} if self.end.spin else None,
-            "timing_only_jobs": [j.index for j in self.timing_only],
-            "uart": self.uart,
-            "semihosting": self.semihosting,
-            "invocations": [j.to_json() for j in self.invocations],
-            "driver_calls": [c.to_json() for c in self.calls],
-            "diagnosis": self.diagnosis(),
-            "seconds": dict(self.seconds),
-            "notes": [],                   # schema_version 1: a run gives none
-        }
+    # -- rendering: the JSON's views of the ending, each place named in the image ---------------
+    @property
+    def end_located(self) -> dict:
+        end = self.end
+        return {"kind": end.kind, "pc": end.pc,
+                "where": self.image.where(end.pc) if end.pc is not None else None,
+                "detail": end.detail}
+
+    @property
+    def exit_call_located(self) -> dict | None:
+        if self.end.exit_call is None:
+            return None
+        name, status, pc = self.end.exit_call
+        return {"function": name, "status": status, "pc": pc, "where": self.image.where(pc)}
+
+    @property
+    def fault_located(self) -> dict | None:
+        f = self.end.fault
+        if f is None:
+            return None
+        return {**to_json(f), "where": self.image.where(f.pc) if f.pc is not None else None}
+
+    @property
+    def spin_located(self) -> dict | None:
+        if not self.end.spin:
+            return None
+        first, last = self.end.spin
+        return {"first": first, "last": last, "where": self.image.where(first)}
+
+    @property
+    def timing_only_jobs(self) -> list[int]:
+        return [j.index for j in self.timing_only]
 
     def headline(self) -> str:
         ran = f"{len(self.invocations)} NPU job(s)"
@@ -164,7 +180,7 @@ class RunReport:
                                             f"{f.stack})" if f.pc is not None else ""))
             out.append(f"  handler: {f.handler_text()} at 0x{f.handler:08x}, spinning at {self.image.where(end.spin[0])}")
             if f.registers is not None:
-                out.append(f"  {f.status_text()}")
+                out.append(f"  {f.status_text}")
         elif end.ending == "exit-spin":
             name, status, pc = end.exit_call
             out.append(f"ended: {name}({status}) called at {self.image.where(pc)}, then the CPU spun at "
@@ -198,7 +214,7 @@ class RunReport:
             lines += [""] + _job_lines(job, self.image)
         if not self.invocations:
             lines += ["", "no NPU job was started (no store to CMD with transition_to_running_state)"]
-        diagnosis = self.diagnosis()
+        diagnosis = self.diagnosis
         if diagnosis:
             lines += ["", f"diagnosis: {diagnosis}"]
         for part in (self.ending_lines(), self.summary_lines()):
@@ -208,19 +224,6 @@ class RunReport:
         lines += ["", f"time: {s.get('wall', 0):.2f} s wall (QEMU start and attach {s.get('qemu_start', 0):.2f} s, "
                       f"NPU emulation {s.get('npu', 0):.2f} s)"]
         return "\n".join(lines)
-
-
-def _exit_call_json(call, image: RunImage) -> dict | None:
-    if call is None:
-        return None
-    name, status, pc = call
-    return {"function": name, "status": status, "pc": pc, "where": image.where(pc)}
-
-
-def _fault_json(fault, image: RunImage) -> dict | None:
-    if fault is None:
-        return None
-    return {**fault.to_json(), "where": image.where(fault.pc) if fault.pc is not None else None}
 
 
 def _job_lines(job: Invocation, image: RunImage) -> list[str]:

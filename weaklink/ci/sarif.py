@@ -14,7 +14,7 @@ import os
 from pathlib import Path
 from urllib.parse import quote
 
-from weaklink.report.rules import Rule
+from weaklink.rules import RULES
 
 SARIF_VERSION = "2.1.0"
 SARIF_SCHEMA = ("https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/"
@@ -31,12 +31,11 @@ def artifact_location(path: str, root: str) -> dict:
 
 
 def sarif_log(results, rules: dict, locations: dict, version: str) -> dict:
-    """`rules`: id → Rule (weaklink.report.rules); `locations`: (image, symbol) →
+    """`rules`: id → Rule (weaklink.rules), the command's; `locations`: (image, symbol) →
     SourceLocation for the results that have one."""
     rules = dict(rules)
-    for r in results:            # a rule the catalogue does not know yet still gets an entry
-        if r.rule not in rules:
-            rules[r.rule] = Rule(r.rule, r.rule, f"weaklink finding {r.rule}.", r.level)
+    for r in results:            # a rule of another command's still gets its entry
+        rules.setdefault(r.rule, RULES[r.rule])
     ids = list(rules)
     root = os.path.abspath(os.getcwd())
     return {

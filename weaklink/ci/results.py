@@ -1,22 +1,24 @@
 """Results: the findings of analyze, check and diff as one flat record each, for SARIF and for
 GitHub annotations. A result names the image it is about and, when there is one, the symbol
-whose definition it should be shown at (weaklink.report.sourceloc finds the source line)."""
+whose definition it should be shown at (weaklink.ci.sourceloc finds the source line)."""
 from __future__ import annotations
 
-from collections import namedtuple
+from dataclasses import dataclass
 
-from weaklink.report.rules import DIFF_RULES, SEVERITY_LEVEL
+from weaklink.rules import BASE_CHANGED, DIFF_RULES, NPU_VERDICT, SARIF_LEVEL, VERDICT_CHANGED
 
 
-class Result(namedtuple("Result", "rule level message image symbol", defaults=(None,))):
-    """level: error | warning | note; image: the ELF the result is about; symbol: its raw
-    .symtab name, or None. (A named tuple: analyze imports this module, and importing
-    dataclasses costs more than analysing a small image.)"""
-    __slots__ = ()
+@dataclass(frozen=True)
+class Result:
+    rule: str
+    level: str              # the SARIF level: error | warning | note
+    message: str
+    image: str              # the ELF the result is about
+    symbol: str | None = None   # its raw .symtab name
 
 
 def _finding(f, image: str, level: str | None = None) -> Result:
-    return Result(f.rule, level or SEVERITY_LEVEL[f.severity], f.message, image, f.symbol)
+    return Result(f.rule, level or SARIF_LEVEL[f.severity], f.message, image, f.symbol)
 
 
 MAX_BULK_NOTES = 1000   # more weak-default-survived infos than this are left out (JSON has them)
@@ -35,8 +37,8 @@ def from_check(report) -> list[Result]:
     if report.verdict != "ok":
         base = report.table.base(report.run.fault_region) \
             if report.run.fault_region is not None and report.verdict != "unknown" else None
-        level = "warning" if report.verdict == "unknown" else "error"
-        out.append(Result("npu-verdict", level,
+        level = "warning" if report.verdict == "unknown" else NPU_VERDICT.level
+        out.append(Result(NPU_VERDICT.id, level,
                           f"NPU {report.verdict}: {report.diagnosis or report.run.diagnosis}",
                           report.file, base.symbol.name if base and base.symbol else None))
     return out
@@ -56,14 +58,14 @@ def from_diff(report) -> list[Result]:
     if report.checked:
         if report.verdict_before != report.verdict_after:
             sym = _fast_symbol(report.check_after) or _fast_symbol(report.check_before)
-            level = "error" if "verdict" in gated else "warning"
-            out.append(Result("verdict-changed", level,
+            level = "error" if "verdict" in gated else VERDICT_CHANGED.level
+            out.append(Result(VERDICT_CHANGED.id, level,
                               f"NPU verdict {report.verdict_before} -> {report.verdict_after}"
                               + (f": {report.check_after.diagnosis}"
                                  if report.check_after.diagnosis else ""), report.new, sym))
         for b in report.bases_changed:
             sym = (b.after or b.before).symbol
-            out.append(Result("base-changed", "warning",
+            out.append(Result(BASE_CHANGED.id, BASE_CHANGED.level,
                               f"NPU region {b.region} ({b.name}) base "
                               f"{b.describe(b.before, b.fast_before)} -> "
                               f"{b.describe(b.after, b.fast_after)}",
