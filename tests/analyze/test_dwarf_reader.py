@@ -189,7 +189,7 @@ def test_no_pyelftools(image):
             "from weaklink.bind import callsite\n"
             "from weaklink.read.dwarf import dwarf_of\n"
             "from weaklink.read.image import Image\n"
-            "from weaklink.report.sourceloc import locate\n"
+            "from weaklink.ci.sourceloc import locate\n"
             "image = Image.from_path(sys.argv[1]); dwarf = dwarf_of(image.elf)\n"
             "init = image.lookup('ethosu_init')[0]\n"
             "print(repr((dwarf.unit_names(), [dwarf.variable_units(n) for n in sys.argv[2:]],\n"
