@@ -8,7 +8,7 @@ import pytest
 import npu
 from npu import Base
 from npu.hw import load_vela_ini
-from npu.soc import load_soc
+from npu.socfile import load_soc
 from weaklink.demo.fixtures import firmware as fixtures, tflm as fixtures_tflm
 from weaklink.check import check
 from weaklink.check.static import REGION_NOT_IN_ASSUMED_MEMORY, placement_findings

@@ -96,7 +96,7 @@ def test_dma_wait_holds_the_next_kernel(u85_tiny):
     from npu.emulate.ops import DmaOp, Wait, operations
     from npu.api import _bindings
     from npu.hw import accelerator, load_vela_ini
-    from npu.soc import load_soc
+    from npu.socfile import load_soc
     result = npu.run(u85_tiny.blob, **u85_tiny.config)
     conv, dma, dw = result.operations[:3]
     assert (conv["op"], dma["op"], dw["op"]) == ("CONV", "DMA", "DEPTHWISE")

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from npu.soc import Soc, board_for, default_soc, load_soc, soc_names
+from npu.soc import Soc
+from npu.socfile import board_for, default_soc, load_soc, soc_names
 from weaklink.bind import callsite
 from weaklink.read import elfstructs as S
 from weaklink.read.dwarf import dwarf_of

@@ -11,11 +11,11 @@ from pathlib import Path
 
 import numpy as np
 
+from npu.soc import QemuBoard
 from weaklink.bind.coderefs import function_symbols
 from weaklink.errors import InputError
 from weaklink.read import elfstructs as S
 from weaklink.read.elf import ElfFile
-from weaklink.run.board import Board
 from weaklink.run.irq import wait_sites
 
 PT_LOAD, SHF_ALLOC = 1, 0x2
@@ -35,7 +35,7 @@ STUB_BYTES = 32
 @dataclass(frozen=True)
 class RunImage:
     path: str
-    board: Board
+    board: QemuBoard
     initial_sp: int
     reset: int
     handlers: dict[int, int]          # exception number -> handler address (Thumb bit clear)
@@ -57,7 +57,7 @@ class RunImage:
         return f"{text} ({best[1]}+0x{pc - best[0]:x})" if best else text
 
 
-def load(path: str | Path, board: Board) -> RunImage:
+def load(path: str | Path, board: QemuBoard) -> RunImage:
     path = str(path)
     elf = ElfFile.from_path(path)                         # not ELF32 LE ARM: one line, exit 2
     if elf.header["e_type"] != 2:
@@ -109,14 +109,14 @@ class NotOnBoard(InputError):
     """A segment at an address the board has no memory for: the image cannot boot there.
     `kind` is "code" (a segment that loads bytes) or "memory" (one that only occupies)."""
 
-    def __init__(self, path, board: Board, address: int, size: int, verb: str):
+    def __init__(self, path, board: QemuBoard, address: int, size: int, verb: str):
         self.kind = "code" if verb == "loads" else "memory"
         self.address, self.machine = address, board.machine
         super().__init__(path, f"a segment {verb} 0x{address:08x}..0x{address + size:08x}, outside "
                                f"{board.machine}'s memory (for a {board.soc} image: {board.describe()})")
 
 
-def _in_memory(path, board: Board, address: int, size: int, verb: str) -> None:
+def _in_memory(path, board: QemuBoard, address: int, size: int, verb: str) -> None:
     if size and board.memory_at(address, size) is None:
         raise NotOnBoard(path, board, address, size, verb)
 
@@ -129,7 +129,7 @@ def _read(elf: ElfFile, loads, address: int, size: int) -> bytes | None:
     return None
 
 
-def _stub_address(path, elf: ElfFile, loads, board: Board) -> int:
+def _stub_address(path, elf: ElfFile, loads, board: QemuBoard) -> int:
     """STUB_BYTES at the top of a RAM the image leaves unused (ITCM first: code memory, secure
     alias; never DDR), for the few instructions that raise the NPU's interrupt from inside the
     guest."""
