@@ -25,7 +25,7 @@ def _patched(src, tmp_path, name, patch):
 
 def _shdr(data, index):
     shoff = struct.unpack_from("<I", data, 32)[0]
-    return shoff + index * S.SHDR.itemsize
+    return shoff + index * S.SHDR_SIZE
 
 
 def _index_of(elf_path, name):
@@ -149,9 +149,9 @@ def _structural_offsets(path) -> list[int]:
     the bytes whose corruption reaches the parser rather than a payload."""
     elf = ElfFile.from_path(path)
     h = elf.header
-    spans = [(0, S.EHDR.itemsize),
-             (int(h["e_phoff"]), int(h["e_phnum"]) * S.PHDR.itemsize),
-             (int(h["e_shoff"]), int(h["e_shnum"]) * S.SHDR.itemsize)]
+    spans = [(0, S.EHDR_SIZE),
+             (int(h["e_phoff"]), int(h["e_phnum"]) * S.PHDR_SIZE),
+             (int(h["e_shoff"]), int(h["e_shnum"]) * S.SHDR_SIZE)]
     sym = elf.sections[elf.symtab_index]
     spans.append((int(sym["sh_offset"]), int(sym["sh_size"])))
     return [o for start, size in spans for o in range(start, start + size)]

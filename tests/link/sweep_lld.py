@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 import linkgen  # noqa: E402
 import lldgen  # noqa: E402
 
-from weaklink import link  # noqa: E402
+from weaklink.resolve import link  # noqa: E402
 from weaklink.resolve.compare import compare  # noqa: E402
 from weaklink.resolve.lld.oracle import run_lld  # noqa: E402
 from weaklink.scenario import Scenario  # noqa: E402

@@ -34,7 +34,7 @@ from weaklink.demangle import demangle
 from weaklink.errors import InputError, read_input
 from weaklink.read import elfstructs as S
 from weaklink.read.archive import Archive, is_archive
-from weaklink.read.elfstructs import REL, RELA
+from weaklink.read.elfarrays import REL, RELA
 from weaklink.read.image import Image
 from weaklink.read.objfile import ObjectFile
 

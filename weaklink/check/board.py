@@ -42,7 +42,7 @@ class SocChoice:
 
     @property
     def ref(self) -> str:
-        """What npu.run's `soc` takes: the preset's name or the file."""
+        """What npu.api.run's `soc` takes: the preset's name or the file."""
         return self.soc.name if self.soc.origin == "preset" else self.soc.origin
 
     def to_json(self) -> dict:

@@ -134,21 +134,25 @@ class ElfFile:
     # -- numpy views (the link model's bulk path) ------------------------------------------------
     @cached_property
     def sections(self):
-        """The section header table as a numpy structured array (elfstructs.SHDR)."""
+        """The section header table as a numpy structured array (elfarrays.SHDR)."""
         import numpy as np
+
+        from weaklink.read import elfarrays
         h = self.header
         if not self.shdrs:
-            return np.zeros(0, S.SHDR)
-        return np.frombuffer(self.data, S.SHDR, count=self.shnum, offset=h["e_shoff"])
+            return np.zeros(0, elfarrays.SHDR)
+        return np.frombuffer(self.data, elfarrays.SHDR, count=self.shnum, offset=h["e_shoff"])
 
     @cached_property
     def segments(self):
-        """The program header table as a numpy structured array (elfstructs.PHDR)."""
+        """The program header table as a numpy structured array (elfarrays.PHDR)."""
         import numpy as np
+
+        from weaklink.read import elfarrays
         h = self.header
         if not self.phdrs:
-            return np.zeros(0, S.PHDR)
-        return np.frombuffer(self.data, S.PHDR, count=h["e_phnum"], offset=h["e_phoff"])
+            return np.zeros(0, elfarrays.PHDR)
+        return np.frombuffer(self.data, elfarrays.PHDR, count=h["e_phnum"], offset=h["e_phoff"])
 
     # -- section contents ----------------------------------------------------------------------
     def section_bytes(self, index: int, start: int = 0, length: int | None = None) -> bytes:
@@ -211,10 +215,12 @@ class ElfFile:
     def symbols(self):
         """The raw Elf32_Sym array of .symtab (entry 0 included), or an empty array (numpy)."""
         import numpy as np
+
+        from weaklink.read import elfarrays
         offset, count = self.symtab_span
         if self.symtab_index is None:
-            return np.zeros(0, S.SYM)
-        return np.frombuffer(self.data, S.SYM, count=count, offset=offset)
+            return np.zeros(0, elfarrays.SYM)
+        return np.frombuffer(self.data, elfarrays.SYM, count=count, offset=offset)
 
     @cached_property
     def symbol_strtab(self) -> bytes:

@@ -44,7 +44,7 @@ PT_LOAD = 1
 
 # The tables' layouts: (field, struct code) in file order, little-endian. The readers unpack
 # them with struct (numpy-free, for the start-up of `weaklink analyze`); the link model views
-# whole tables as numpy structured arrays built from the same lists (EHDR, SHDR, PHDR, SYM).
+# whole tables as numpy structured arrays built from the same lists (weaklink.read.elfarrays).
 EHDR_FIELDS = (
     ("e_ident", "16s"), ("e_type", "H"), ("e_machine", "H"), ("e_version", "I"),
     ("e_entry", "I"), ("e_phoff", "I"), ("e_shoff", "I"), ("e_flags", "I"),
@@ -74,18 +74,3 @@ def struct_format(fields) -> str:
 
 
 EHDR_SIZE, SHDR_SIZE, PHDR_SIZE, SYM_SIZE = 52, 40, 32, 16
-
-_NUMPY_CODES = {"16s": "S16", "B": "u1", "H": "<u2", "I": "<u4", "i": "<i4"}
-_DTYPES = {"EHDR": EHDR_FIELDS, "SHDR": SHDR_FIELDS, "PHDR": PHDR_FIELDS, "SYM": SYM_FIELDS,
-           "REL": REL_FIELDS, "RELA": RELA_FIELDS}
-
-
-def __getattr__(name: str):
-    """EHDR, SHDR, PHDR, SYM, REL and RELA as numpy dtypes, made on first use (numpy is not imported
-    by the readers that do not need it)."""
-    if name not in _DTYPES:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    import numpy as np
-    dtype = np.dtype([(f, _NUMPY_CODES[c]) for f, c in _DTYPES[name]])
-    globals()[name] = dtype
-    return dtype

@@ -19,7 +19,7 @@ from functools import cached_property
 
 import numpy as np
 
-from weaklink.read import elfstructs as S
+from weaklink.read import elfarrays, elfstructs as S
 from weaklink.read.dwarf import DwarfError, dwarf_of
 
 DW_LNE_set_address = 2
@@ -72,8 +72,8 @@ class SourceLocator:
         rel = elf.find_section(".rel.debug_line")
         if rel is None:
             return []
-        n = int(sh["sh_size"][rel]) // S.REL.itemsize
-        rows = np.frombuffer(elf.data, S.REL, count=n, offset=int(sh["sh_offset"][rel]))
+        n = int(sh["sh_size"][rel]) // elfarrays.REL.itemsize
+        rows = np.frombuffer(elf.data, elfarrays.REL, count=n, offset=int(sh["sh_offset"][rel]))
         rows = rows[np.argsort(rows["r_offset"], kind="stable")]
         shndx = elf.symbols["st_shndx"][(rows["r_info"] >> 8).astype(np.int64)]
         flags = sh["sh_flags"][np.minimum(shndx, len(sh) - 1)]
