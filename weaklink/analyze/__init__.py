@@ -4,7 +4,7 @@
 
 1. read the image (ET_EXEC, ARM) and, when given, the ld map;
 2. regions: map "Memory Configuration" > board preset > the image's segments and sections;
-3. the symbol table as columns, and demangling started in the background;
+3. the symbol table as columns, its C++ names demangled by one c++filt;
 4. queried symbols: binding, place, reset value, pointer target;
 5. findings (weak-default-survived, near-miss-override, override-not-extracted,
    pointer-outside-region, expected-symbol-missing), with the C++ facts of
@@ -21,7 +21,7 @@ from weaklink.analyze.attribution import Attribution
 from weaklink.analyze.cxxlinkage import ASSUMED, ASSUMPTION, CxxFacts
 from weaklink.analyze.analysis import AnalysisReport, Query, RegionUse
 from weaklink.analyze.symtable import GlobalSymbols
-from weaklink.demangle import demangle
+from weaklink.demangle import demangle, missing
 from weaklink.errors import UsageError
 from weaklink.read import elfstructs as S
 from weaklink.read.image import Image
@@ -44,7 +44,6 @@ def analyze(path: str, *, map_path: str | None = None, board: str | None = None,
     link_map = _read_map(map_path)
     regions = _regions(image, link_map, map_path, board)
     table = GlobalSymbols(image, regions)
-    demangling = table.start_demangling()
     attribution = Attribution(image, link_map, map_path)
 
     names = list(dict.fromkeys([*symbols, *expect_region]))
@@ -56,7 +55,7 @@ def analyze(path: str, *, map_path: str | None = None, board: str | None = None,
         weak_rows, found, vague = [], [], {}
     found += F.near_misses(table, facts)
     found += _expectations(image, regions, queried, expect_override, expect_region)
-    notes: list[str] = []
+    notes: list[str] = [why] if table.mangled_rows and (why := missing()) else []
     if any(ASSUMED in why for why in vague.values()):
         notes.append(f"assumption: {ASSUMPTION}")
     found += _not_extracted(table, link_map, map_path, link_inputs, link_dir, notes,
@@ -73,7 +72,7 @@ def analyze(path: str, *, map_path: str | None = None, board: str | None = None,
              for name, (used, secs) in R.usage(image, regions, notes).items()}
     return AnalysisReport(image.name, MACHINES.get(image.elf.header["e_machine"], "?"),
                           image.entry, regions, usage, table, queried,
-                          tuple(found), weak_rows, defined_in, demangling, tuple(notes), vague)
+                          tuple(found), weak_rows, defined_in, tuple(notes), vague)
 
 
 def query(report: AnalysisReport, name: str, attribution: Attribution | None = None) -> Query:

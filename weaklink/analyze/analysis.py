@@ -10,7 +10,6 @@ import json
 from collections import namedtuple
 from itertools import chain
 
-from weaklink.analyze.demangling import Demangling
 from weaklink.analyze.findings import SEVERITIES, WEAK_DEFAULT_SURVIVED, Finding, weak_message
 from weaklink.analyze.regions import RegionMap
 from weaklink.analyze.symtable import GlobalSymbols
@@ -57,14 +56,13 @@ class AnalysisReport:
     def __init__(self, file: str, machine: str, entry: int, regions: RegionMap,
                  usage: dict[str, RegionUse], table: GlobalSymbols, queried: dict[str, Query],
                  findings: tuple[Finding, ...], weak_rows: list[int],
-                 defined_in: dict[int, str] | None = None, demangling: Demangling | None = None,
+                 defined_in: dict[int, str] | None = None,
                  notes: tuple[str, ...] = (), vague: dict[int, str] | None = None):
         self.file, self.machine, self.entry = file, machine, entry
         self.regions, self.usage, self.table, self.queried = regions, usage, table, queried
         self.findings = findings            # errors and warnings, and infos not in weak_rows
         self.weak_rows = weak_rows          # table rows with a bulk weak-default-survived info
         self.defined_in = defined_in or {}  # .symtab index → unit
-        self.demangling = demangling
         self.notes = notes                  # checks that could not run, and why
         self.vague = vague or {}            # weak C++ vague-linkage rows left out -> reason
 

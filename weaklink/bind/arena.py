@@ -31,7 +31,7 @@ from weaklink.bind.binding import ArenaRule
 from weaklink.bind.fastmem import symbol_at
 from weaklink.bind.tflm import ARENA_OPTION, Arena
 from weaklink.bind.tflmcalls import calls_of
-from weaklink.demangle import demangle
+from weaklink.demangle import demangle, demangle_many
 from weaklink.errors import InputError
 from weaklink.read import elfstructs as S
 
@@ -82,10 +82,11 @@ def _lookup(symbols, name: str):
         return fact.name, fact.address, fact.size
     t = targets(symbols.image)
     rows = np.flatnonzero(t.size > 0)
-    for row, raw in zip(rows, symbols.image.cut_names(t.name_off[rows])):
-        if raw.startswith(b"_Z") and demangle(raw.decode("utf-8", "replace")) == name:
-            return name, int(t.address[row]), int(t.size[row])
-    return None
+    mangled = [(row, raw.decode("utf-8", "replace"))
+               for row, raw in zip(rows, symbols.image.cut_names(t.name_off[rows])) if raw.startswith(b"_Z")]
+    demangled = demangle_many(text for _, text in mangled)
+    row = next((row for row, text in mangled if demangled[text] == name), None)
+    return None if row is None else (name, int(t.address[row]), int(t.size[row]))
 
 
 def _name_at(symbols, address: int) -> str | None:

@@ -33,7 +33,7 @@ from weaklink.analyze.targets import targets as symbol_columns
 from weaklink.bind import callsite
 from weaklink.bind.origins import RETURNED
 from weaklink.bind.fastmem import symbol_at
-from weaklink.demangle import demangle
+from weaklink.demangle import demangle, demangle_many
 from weaklink.read import elfstructs as S
 
 ARENA_TYPE = "unsigned char*"
@@ -81,14 +81,18 @@ def entries(image) -> dict[int, Entry]:
     t = symbol_columns(image)
     rows = np.flatnonzero(t.type == S.STT_FUNC)
     names = image.cut_names(t.name_off[rows])
-    out = {}
+    found = []
     for row, raw in zip(rows, names):
         if not any(m in raw for m in MANGLED):
             continue
         text = raw.decode("ascii", "replace")
         if text.startswith("__") and text.endswith("_veneer"):
             text = text[2:-len("_veneer")]    # GNU ld's long-branch stub: a call of the callee
-        name = demangle(text)
+        found.append((row, text))
+    demangled = demangle_many(text for _, text in found)
+    out = {}
+    for row, text in found:
+        name = demangled[text]
         params, address = parameters(name), int(t.address[row]) & ~1
         if name.startswith("tflite::MicroInterpreter::MicroInterpreter("):
             arena = len(params) > 2 and params[2] == ARENA_TYPE
