@@ -103,16 +103,6 @@ def _answers(args, result) -> list[str]:
 
 
 def run(args) -> int:
-    """The command, with the cyclic collector paused until it is done: the model's records
-    (hundreds of thousands on a large link) hold no cycles, so reference counting frees them
-    when _run returns, and no collector pass walks them after the model (resolve/nogc.py)."""
-    from weaklink.resolve.nogc import no_gc
-
-    with no_gc():
-        return _run(args)
-
-
-def _run(args) -> int:
     if args.compare is not None:
         return _run_compare(args)
     if args.flavor == "lld":

@@ -10,7 +10,6 @@ from collections.abc import Sequence
 from weaklink.resolve import cmdline
 from weaklink.resolve.gnu import explain, gc, outcome
 from weaklink.resolve.gnu.driver import Linker
-from weaklink.resolve.nogc import no_gc
 from weaklink.resolve.result import LinkResult
 
 
@@ -22,9 +21,8 @@ def link(args: Sequence[str], *, cref: bool = False, trace: Sequence[str] = (),
     # plugin: collect2 loads the LTO plugin (compiler_driver)
     opts = opts._replace(cref=opts.cref or cref, plugin=opts.plugin or plugin)
     traced = tuple(dict.fromkeys([*opts.trace, *trace]))
-    with no_gc():
-        state = Linker(opts, watch=frozenset(why_not), cwd=None if cwd is None else str(cwd)).run()
-        if opts.gc_sections:
-            gc.collect(state)
-        reasons = [w for name in why_not for w in explain.why_not(state, name)]
-        return outcome.build(state, cref=cref, trace=traced, why_not=reasons)
+    state = Linker(opts, watch=frozenset(why_not), cwd=None if cwd is None else str(cwd)).run()
+    if opts.gc_sections:
+        gc.collect(state)
+    reasons = [w for name in why_not for w in explain.why_not(state, name)]
+    return outcome.build(state, cref=cref, trace=traced, why_not=reasons)
