@@ -16,7 +16,11 @@ from weaklink.resolve.result import LinkResult
 def link(args: Sequence[str], *, cref: bool = False, trace: Sequence[str] = (),
          why_not: Sequence[str] = (), cwd: str | None = None,
          plugin: bool = False) -> LinkResult:
-    """Model `arm-none-eabi-ld ARGS` (weaklink.resolve.link with flavor "gnu")."""
+    """Model `arm-none-eabi-ld ARGS`. `trace` adds -y lines (also taken from -y in ARGS),
+    `why_not` explains every losing definition of those symbols, `cref` fills the --cref table.
+    Relative paths are opened from `cwd` (default: the process's) and named as given.
+
+    Raises UsageError for an unknown option, InputError for a missing or corrupt input."""
     opts = cmdline.parse(list(map(str, args)), cwd=None if cwd is None else str(cwd))
     # plugin: collect2 loads the LTO plugin (compiler_driver)
     opts = opts._replace(cref=opts.cref or cref, plugin=opts.plugin or plugin)
