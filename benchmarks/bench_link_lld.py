@@ -4,7 +4,7 @@ bench_link.py (same generator, same cache).
     python benchmarks/bench_link_lld.py [--objects 2000] [--archives 40] [--members 500]
         [--cache DIR] [--repeat 3]
 
-Prints the model's wall time for weaklink.link(args, flavor="lld") (best of --repeat,
+Prints the model's wall time for weaklink.resolve.lld.link(args) (best of --repeat,
 in-process), ld.lld-16's and arm-none-eabi-ld's (best of --repeat, each a fresh process,
 --threads=1 and the default thread count for lld), and the ratios. The goal in the issue:
 the lld model at most 1.0x GNU ld's wall.
@@ -41,13 +41,13 @@ def main() -> int:
         return 2
     root, ld_args = p2_inputs(opts)
 
-    import weaklink
+    import weaklink.resolve.lld
     times, result = [], None
     for _ in range(opts.repeat):
         result = None
         gc.collect()
         t = time.perf_counter()
-        result = weaklink.link(ld_args, cwd=root, flavor="lld")
+        result = weaklink.resolve.lld.link(ld_args, cwd=root)
         times.append(time.perf_counter() - t)
     lld = lld_path()
     lld_1 = [run_measured([lld, "--threads=1", *ld_args], root) for _ in range(opts.repeat)]

@@ -44,16 +44,16 @@ def main(argv=None) -> int:
     ap.add_argument("--network", default="deep")
     args = ap.parse_args(argv)
 
-    import npu
+    import npu.api
     gen = _generator()
     failed = False
     print(f"{'config':62} {'ops':>5} {'emulate s':>10} {'vela s':>8} {'ratio':>7}")
     for cfg in gen.CONFIGS:
         blob = gen.build_blob(args.network, *cfg, args.cache)
         config = dict(zip(("accelerator", "system_config", "memory_mode"), cfg))
-        result = npu.run(blob, **config)
+        result = npu.api.run(blob, **config)
         ops = len(result.operations)
-        emulate = _best(lambda: npu.run(npu.load_model(blob), **config), args.repeat)
+        emulate = _best(lambda: npu.api.run(npu.api.load_model(blob), **config), args.repeat)
         with tempfile.TemporaryDirectory() as tmp:
             cmd = gen.vela_command(args.cache / f"{args.network}.tflite", *cfg, Path(tmp))
             vela = _best(lambda: subprocess.run(cmd, check=True, capture_output=True), 1)

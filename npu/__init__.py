@@ -4,8 +4,8 @@ Pipeline: read (npz / tflite / vela_bin_stream blob / COP1) -> decode (Vela's co
 -> driver checks (``ethosu_invoke_v3``) -> bind regions to SoC memories and AXI ports ->
 execute (kernels in order, DMA concurrently) -> report (table or JSON).
 
-Public API
-----------
+Public API, in ``npu.api``
+--------------------------
 ``load_model(source, path=None) -> Model``
     ``source`` is a path or bytes of a Vela raw ``.npz``, a Vela-compiled ``.tflite``, an
     ExecuTorch ``vela_bin_stream`` blob or a bare COP1 payload. ``Model.commands`` is the
@@ -43,28 +43,18 @@ Public API
 ``region_needs(model, accelerator) -> {region: bytes}``
     How far into each region the stream reaches (the size a caller's base must cover).
 
-``Base``, ``InputError`` and ``plot_timeline(result, path)`` (in ``npu.plot``) complete it.
+``Base``, ``InputError`` (``npu.errors``) and ``plot_timeline(result, path)`` (in ``npu.plot``)
+complete it.
 
 Example (the U85 Dedicated_Sram_384KB fixture with the fast scratch left at 0)::
 
-    import npu
-    result = npu.run("tiny.bin", accelerator="ethos-u85-256", system_config="Ethos_U85_SYS_DRAM_Mid",
-                     memory_mode="Dedicated_Sram_384KB", soc="corstone-320",
-                     bases=[npu.Base(0, 0x70000000, 51136), npu.Base(1, 0x70100000, 8192), npu.Base(2, 0, 0)])
+    import npu.api
+    result = npu.api.run("tiny.bin", accelerator="ethos-u85-256", system_config="Ethos_U85_SYS_DRAM_Mid",
+                         memory_mode="Dedicated_Sram_384KB", soc="corstone-320",
+                         bases=[npu.api.Base(0, 0x70000000, 51136), npu.api.Base(1, 0x70100000, 8192),
+                                npu.api.Base(2, 0, 0)])
     result.status        # "hang"; result.diagnosis names offset 0x000124, region 2, base 0, ...
     result.to_json()     # the JSON contract, docs/json-contract.md
 Hardware data: ``npu/data/{accelerators,regioncfg,soc}.toml``, ``vela.ini`` and the command
 tables generated from Vela's C++ headers by ``npu/tools/extract_interface.py``.
 """
-from npu.errors import InputError
-
-__all__ = ["Base", "InputError", "Model", "RunResult", "load_model", "region_needs", "run"]
-
-
-def __getattr__(name: str):
-    # The API is loaded on first use, so that ``npu.errors`` (which weaklink imports on every
-    # command) does not pull in numpy and the emulator.
-    if name in __all__:
-        import npu.api
-        return getattr(npu.api, name)
-    raise AttributeError(f"module 'npu' has no attribute {name!r}")

@@ -18,7 +18,8 @@ from npu.readonly import read_only_size
 from npu.report import ACCESS_COLUMNS, BaseReport, RunResult
 from npu.errors import InputError
 from npu.functional import run_functional
-from npu.soc import NUM_REGIONS, board_for, default_placements, reach, region_port, stream_port, timing
+from npu.soc import NUM_REGIONS, default_placements, reach, region_port, stream_port, timing
+from npu.socfile import board_for
 
 __all__ = ["Base", "Model", "RunResult", "load_model", "region_needs", "run"]
 

@@ -16,7 +16,8 @@ from npu.errors import InputError, exit_status, require
 from npu.hw import accelerator_names
 from npu.plot import plot_timeline
 from npu.read.model import load_model, load_models
-from npu.soc import NUM_REGIONS, soc_names
+from npu.soc import NUM_REGIONS
+from npu.socfile import soc_names
 
 BASE_RE = re.compile(r"^(\d+)=([0-9a-fA-Fx]+)(?::([0-9a-fA-Fx]+)([KkMm]?)B?)?$")
 

@@ -1,19 +1,19 @@
 """The SoC around the NPU: which memory an address hits, whether the NPU can reach it, and
-through which AXI port.
+through which AXI port; and the QEMU machine an image of the SoC boots on.
 
-Presets live in ``npu/data/soc.toml``: every memory says whether the NPU reaches it, through
-which ports Arm's documentation shows it, through which further ports it is only assumed to
-(with the sentence a report prints when a verdict rests on it), and its sources. The region ->
-port wiring (REGIONCFG, and MEM_ATTR on U85) per memory mode is in ``npu/data/regioncfg.toml``.
+Presets live in ``npu/data/soc.toml`` (read by npu/socfile.py): every memory says whether the
+NPU reaches it, through which ports Arm's documentation shows it, through which further ports
+it is only assumed to (with the sentence a report prints when a verdict rests on it), and its
+sources. The region -> port wiring (REGIONCFG, and MEM_ATTR on U85) per memory mode is in
+``npu/data/regioncfg.toml``; QEMU's machines are in ``npu/data/qemu.toml``.
 """
 from __future__ import annotations
 
 import functools
 import tomllib
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
-from npu.errors import InputError
-from npu.hw import DATA, Accelerator, MemoryMode, SystemConfig
+from npu.hw import DATA, MemoryMode, SystemConfig
 
 NUM_REGIONS = 8
 
@@ -111,6 +111,9 @@ class Soc:
     port_rule: PortRule | None = None
     origin: str = "preset"              # "preset", or the file it was read from
     assumptions: tuple[str, ...] = ()   # what a map read from a file does not tell
+    npu_irq: int | None = None          # the NPU's interrupt
+    vectors: int | None = None          # where its images put the vector table, when not where
+                                        # the reset of the QEMU machine that runs them reads it
 
     def remap(self, address: int) -> int:
         """The global address of a CPU-local one (what the SoC's remap hook returns)."""
@@ -130,6 +133,49 @@ class Soc:
 
 
 @dataclass(frozen=True)
+class QemuMemory:
+    """A memory of a QEMU machine as an image sees it: at `origin`, and at `origin | alias`."""
+    name: str
+    origin: int
+    length: int
+    rom: bool = False                   # read-only to the CPU
+    alias: int = 0                      # the secure alias's address bit (0: none)
+
+    def spans(self) -> list[tuple[int, int]]:
+        spans = [(self.origin, self.origin + self.length)]
+        if self.alias:
+            spans.append((self.origin | self.alias, (self.origin | self.alias) + self.length))
+        return spans
+
+    def contains(self, address: int, size: int = 1) -> bool:
+        return any(lo <= address and address + max(size, 1) <= hi for lo, hi in self.spans())
+
+
+@dataclass(frozen=True)
+class QemuBoard:
+    """A QEMU machine (npu/data/qemu.toml) as an image built for one SoC preset meets it: the
+    memory the image may use, where its vector table is, and its NPU's page and interrupt."""
+    name: str
+    machine: str                        # QEMU's -M
+    memories: tuple[QemuMemory, ...]
+    vector_table: int                   # where the image's table must be: SP, reset, handlers
+    npu_pages: tuple[int, ...]
+    npu_irq: int
+    soc: str                            # the preset whose images it runs
+    reset_table: int                    # where the machine's reset reads SP and PC
+    nvic_ispr: int                      # NVIC Interrupt Set-Pending Register 0
+    vtor: int                           # SCB Vector Table Offset Register
+    lacks: str = ""                     # the SoC's memory the machine does not have
+
+    def memory_at(self, address: int, size: int = 1) -> QemuMemory | None:
+        return next((m for m in self.memories if m.contains(address, size)), None)
+
+    def describe(self) -> str:
+        text = ", ".join(f"{m.name} 0x{m.origin:08x}+{m.length >> 10} KiB" for m in self.memories)
+        return text + (f"; not {self.lacks}" if self.lacks else "")
+
+
+@dataclass(frozen=True)
 class Reach:
     """Whether one access reaches memory: `reason` says why not (and what happens), `assumption`
     what a yes rests on when no Arm document found says so."""
@@ -140,61 +186,6 @@ class Reach:
     @property
     def ok(self) -> bool:
         return self.reason is None
-
-
-@functools.lru_cache(maxsize=None)
-def _soc_table() -> dict:
-    return tomllib.loads((DATA / "soc.toml").read_text())
-
-
-def soc_names() -> list[str]:
-    return list(_soc_table())
-
-
-@functools.lru_cache(maxsize=None)
-def load_soc(name: str) -> Soc:
-    """A preset of npu/data/soc.toml by name, or a file: a TOML in that schema (a user's own SoC)
-    or a Zephyr build's devicetree (`build/zephyr/zephyr.dts`)."""
-    from npu import socfile
-
-    table = _soc_table()
-    if name in table:
-        return socfile.build(name, table[name], DATA / "soc.toml", preset=name)
-    if name.endswith((".dts", ".toml")) or "/" in name:
-        if name.endswith(".dts"):
-            from npu.dts import from_dts
-            return from_dts(name)
-        return socfile.from_toml(name)
-    raise InputError(None, f"unknown SoC preset {name!r} (known: {', '.join(table)}; or give a "
-                           f"FILE.toml in the schema of npu/data/soc.toml, or a Zephyr build's zephyr.dts)")
-
-
-def default_soc(acc: Accelerator) -> str:
-    return "corstone-320" if acc.is_u85 else "corstone-300"
-
-
-def board_for(acc: Accelerator, name: str | None) -> Soc:
-    """The SoC preset `name` (default: the accelerator's Corstone), refused in one line when it
-    cannot carry this accelerator: no Arm subsystem pairs an Ethos-U85 with the SSE-300, nor an
-    Ethos-U55/U65 with the SSE-320."""
-    board = load_soc(name or default_soc(acc))
-    if not board.ports:                  # a file that leaves them out: the accelerator's own
-        board = _with_ports(board, acc.ports)
-    if acc.family not in board.npus:
-        raise InputError(None, f"SoC preset {board.name} carries {' or '.join(board.npus)}, not "
-                               f"{acc.name}: give --soc {default_soc(acc)} (or another preset "
-                               f"with an {acc.family})")
-    return board
-
-
-def _with_ports(board: Soc, ports: tuple[str, ...]) -> Soc:
-    """A SoC file without `ports` names them AXI0/AXI1 (REGIONCFG order): the accelerator's."""
-    rename = dict(zip(("AXI0", "AXI1"), ports))
-    fix = lambda m: replace(m, ports=tuple(rename.get(p, p) for p in m.ports),  # noqa: E731
-                            documented=tuple(rename.get(p, p) for p in m.documented))
-    rule = board.port_rule and replace(board.port_rule, port=rename.get(board.port_rule.port, board.port_rule.port))
-    return replace(board, ports=ports, memories=tuple(map(fix, board.memories)),
-                   aliases=tuple(map(fix, board.aliases)), port_rule=rule)
 
 
 @functools.lru_cache(maxsize=None)

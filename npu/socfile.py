@@ -1,20 +1,28 @@
-"""A SoC description read from data: a preset of ``npu/data/soc.toml``, or a user's own TOML file
-in the same schema (docs/npu.md, "Your own SoC"). Every key is checked; a bad one is one line
-naming the file and the key (`memories[2].origin: expected an integer`)."""
+"""SoC descriptions read from data, by one loader: a preset of ``npu/data/soc.toml``, a user's own
+TOML file in the same schema (docs/npu.md, "Your own SoC"), or a Zephyr build's devicetree
+(npu/dts.py); and the QEMU board an image of a preset boots on (``npu/data/qemu.toml``). Every
+key of a SoC description is checked; a bad one is one line naming the file and the key
+(`memories[2].origin: expected an integer`)."""
 from __future__ import annotations
 
+import functools
 import tomllib
 from dataclasses import replace
 from pathlib import Path
 
+from npu.dts import from_dts
 from npu.errors import InputError
-from npu.soc import PortRule, Remap, Soc, SocMemory
+from npu.hw import DATA, Accelerator
+from npu.soc import PortRule, QemuBoard, QemuMemory, Remap, Soc, SocMemory
+
+SOC_TOML = DATA / "soc.toml"
+QEMU_TOML = DATA / "qemu.toml"
 
 FAMILIES = ("ethos-u55", "ethos-u65", "ethos-u85")
 KINDS = ("Sram", "Dram", "OnChipFlash", "OffChipFlash", "Tcm", "Bram", "Rom")
 PRESET_KEYS = {"name", "npus", "npus_source", "ports", "areas", "areas_source", "unmapped", "sources",
                "memories", "aliases", "npu_base", "npu_base_source", "accelerators", "remap",
-               "port_rule", "assumptions"}
+               "port_rule", "assumptions", "npu_irq", "npu_irq_source", "vectors", "vectors_source"}
 MEMORY_KEYS = {"name", "origin", "length", "kind", "npu", "ports", "assumed_ports", "source", "why",
                "assumption", "timing_assumption", "timing"}
 
@@ -101,7 +109,8 @@ def build(name: str, s: dict, path, preset: str | None = None, origin: str = "pr
                c.get(s, "unmapped", "", str, default=""), cite(s.get("npus_source", ())),
                tuple(bases), cite(s.get("npu_base_source", ())),
                tuple(c.get(s, "accelerators", "", list, default=[])), remaps, rule, origin,
-               tuple(c.get(s, "assumptions", "", list, default=[])))
+               tuple(c.get(s, "assumptions", "", list, default=[])), c.get(s, "npu_irq", "", int),
+               c.get(s, "vectors", "", int))
 
 
 def _memory(c: _Checker, m: dict, k: int, ports, cite) -> SocMemory:
@@ -155,3 +164,95 @@ def from_toml(path: str | Path) -> Soc:
         name, data = tables[0], data[tables[0]]
         return build(name, data, path, preset=name, origin=str(path))
     return build(name, data, path, origin=str(path))
+
+
+@functools.lru_cache(maxsize=None)
+def _presets() -> dict:
+    return tomllib.loads(SOC_TOML.read_text())
+
+
+def soc_names() -> list[str]:
+    return list(_presets())
+
+
+@functools.lru_cache(maxsize=None)
+def load_soc(name: str) -> Soc:
+    """A preset of npu/data/soc.toml by name, or a file: a TOML in that schema (a user's own SoC)
+    or a Zephyr build's devicetree (`build/zephyr/zephyr.dts`)."""
+    table = _presets()
+    if name in table:
+        return build(name, table[name], SOC_TOML, preset=name)
+    if name.endswith(".dts"):
+        return from_dts(name)
+    if name.endswith(".toml") or "/" in name:
+        return from_toml(name)
+    raise InputError(None, f"unknown SoC preset {name!r} (known: {', '.join(table)}; or give a "
+                           f"FILE.toml in the schema of npu/data/soc.toml, or a Zephyr build's zephyr.dts)")
+
+
+def default_soc(acc: Accelerator) -> str:
+    return "corstone-320" if acc.is_u85 else "corstone-300"
+
+
+def board_for(acc: Accelerator, name: str | None) -> Soc:
+    """The SoC preset `name` (default: the accelerator's Corstone), refused in one line when it
+    cannot carry this accelerator: no Arm subsystem pairs an Ethos-U85 with the SSE-300, nor an
+    Ethos-U55/U65 with the SSE-320."""
+    board = load_soc(name or default_soc(acc))
+    if not board.ports:                  # a file that leaves them out: the accelerator's own
+        board = _with_ports(board, acc.ports)
+    if acc.family not in board.npus:
+        raise InputError(None, f"SoC preset {board.name} carries {' or '.join(board.npus)}, not "
+                               f"{acc.name}: give --soc {default_soc(acc)} (or another preset "
+                               f"with an {acc.family})")
+    return board
+
+
+def _with_ports(board: Soc, ports: tuple[str, ...]) -> Soc:
+    """A SoC file without `ports` names them AXI0/AXI1 (REGIONCFG order): the accelerator's."""
+    rename = dict(zip(("AXI0", "AXI1"), ports))
+    fix = lambda m: replace(m, ports=tuple(rename.get(p, p) for p in m.ports),  # noqa: E731
+                            documented=tuple(rename.get(p, p) for p in m.documented))
+    rule = board.port_rule and replace(board.port_rule, port=rename.get(board.port_rule.port, board.port_rule.port))
+    return replace(board, ports=ports, memories=tuple(map(fix, board.memories)),
+                   aliases=tuple(map(fix, board.aliases)), port_rule=rule)
+
+
+# A memory of these kinds is read-only to the image: no stub is written there.
+ROM_KINDS = ("Rom", "OnChipFlash", "OffChipFlash")
+
+
+@functools.lru_cache(maxsize=None)
+def _machines() -> dict:
+    return tomllib.loads(QEMU_TOML.read_text())
+
+
+@functools.lru_cache(maxsize=None)
+def qemu_board(soc: str, fallback: str) -> QemuBoard:
+    """The QEMU board an image built for preset `soc` boots on: the machine that is that preset,
+    or one that runs its images at their own addresses (npu/data/qemu.toml). A SoC no machine
+    runs (a hypothetical preset such as `shared-bus`, a file) runs as preset `fallback`, its
+    accelerator's Corstone."""
+    for preset in (soc, fallback):
+        for machine, m in _machines().items():
+            if preset == m["models"] or preset in m["runs"]:
+                return _board(machine, m, load_soc(preset))
+    raise InputError(QEMU_TOML, f"no machine runs {soc} or {fallback}")
+
+
+def _board(machine: str, m: dict, soc: Soc) -> QemuBoard:
+    """The machine's own memory for the preset it models; for another preset, its memories that
+    lie in the machine's memory at the same address (the others are what the board lacks)."""
+    own = tuple(QemuMemory(x["name"], x["origin"], x["length"], x.get("rom", False),
+                           m["secure_alias"] if x.get("alias") else 0) for x in m["memories"])
+    name, memories, lacks = machine, own, ""
+    if soc.name != m["models"]:
+        fits = [any(o.contains(x.origin, x.length) for o in own) for x in soc.memories]
+        memories = tuple(QemuMemory(x.name, x.origin, x.length, x.kind in ROM_KINDS)
+                         for x, fit in zip(soc.memories, fits) if fit)
+        missing = [f"{x.name} 0x{x.origin:08x}+{x.length >> 10} KiB"
+                   for x, fit in zip(soc.memories, fits) if not fit]
+        name = m["runs"][soc.name]
+        lacks = f"{', '.join(missing)}, which QEMU does not map" if missing else ""
+    return QemuBoard(name, machine, memories, soc.vectors or m["reset_vectors"], soc.npu_base,
+                     soc.npu_irq, soc.name, m["reset_vectors"], m["nvic_ispr"], m["vtor"], lacks)

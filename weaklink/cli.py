@@ -18,32 +18,7 @@ from weaklink.errors import exit_status
 COMMANDS = ("link", "analyze", "check", "diff", "run", "fvp", "demo")
 
 
-def terminal_width() -> int:
-    """shutil.get_terminal_size().columns without importing shutil (argparse's help
-    formatter imports it for every parser it checks an argument with)."""
-    try:
-        return int(os.environ["COLUMNS"])
-    except (KeyError, ValueError):
-        pass
-    try:
-        return os.get_terminal_size(sys.__stdout__.fileno()).columns
-    except (AttributeError, ValueError, OSError):
-        return 80
-
-
-def _with_width(formatter):
-    """A help formatter class whose default width is terminal_width() - 2, as argparse's."""
-    class Formatter(formatter):
-        def __init__(self, prog, indent_increment=2, max_help_position=24, width=None):
-            super().__init__(prog, indent_increment, max_help_position,
-                             terminal_width() - 2 if width is None else width)
-    return Formatter
-
-
 class _Parser(argparse.ArgumentParser):
-    def __init__(self, *args, formatter_class=argparse.HelpFormatter, **kwargs):
-        super().__init__(*args, formatter_class=_with_width(formatter_class), **kwargs)
-
     def error(self, message):  # argparse's default exits 2 with usage: keep the status, one line
         self.exit(2, f"{self.prog}: error: {message}\n")
 

@@ -62,7 +62,7 @@ class Scenario:
         return name
 
     def link(self, args: list[str], **kw) -> LinkResult:
-        """The model's prediction for `arm-none-eabi-ld ARGS` (flavor="lld": `ld.lld ARGS`)."""
+        """The model's prediction for `arm-none-eabi-ld ARGS`."""
         return model_link(args, cwd=str(self.root), **kw)
 
     def lld(self, args: list[str]):

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import functools
 import os
+import shutil
 import subprocess
 from collections import namedtuple
 from pathlib import Path
@@ -15,19 +16,9 @@ PREFIX = os.environ.get("WEAKLINK_CROSS_PREFIX", "arm-none-eabi-")
 CPU_FLAGS = ("-mcpu=cortex-m55", "-mthumb", "-mfloat-abi=hard")
 
 
-def on_path(name: str) -> str | None:
-    """The program `name` as the shell finds it on PATH (shutil.which without importing
-    shutil, whose import of the compression modules costs a link's start-up 2 ms)."""
-    for folder in os.get_exec_path():
-        path = os.path.join(folder or ".", name)
-        if os.path.isfile(path) and os.access(path, os.X_OK):
-            return path
-    return None
-
-
 def tool(name: str) -> str:
     """Absolute path of arm-none-eabi-<name>, or ToolchainMissing."""
-    path = on_path(PREFIX + name)
+    path = shutil.which(PREFIX + name)
     if path is None:
         raise ToolchainMissing(
             f"{PREFIX}{name} not found on PATH; install it with "
@@ -36,7 +27,7 @@ def tool(name: str) -> str:
 
 
 def available() -> bool:
-    return all(on_path(PREFIX + t) for t in ("gcc", "g++", "ld", "ar", "as"))
+    return all(shutil.which(PREFIX + t) for t in ("gcc", "g++", "ld", "ar", "as"))
 
 
 Completed = namedtuple("Completed", "args returncode stdout stderr")

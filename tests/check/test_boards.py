@@ -97,7 +97,7 @@ def test_a_bad_soc_file_names_the_key_and_the_file(tmp_path, boards, capsys, tex
 def test_a_zephyr_devicetree(corstone):
     """The memories and the arm,ethos-u node of a Zephyr build's zephyr.dts: the port
     reachability it does not tell is an assumption; a TCM is taken as private to the CPU."""
-    from npu.soc import load_soc
+    from npu.socfile import load_soc
 
     dts = str(BOARDS / "zephyr-an547.dts")
     soc = load_soc(dts)

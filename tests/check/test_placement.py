@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-import npu
-from npu import Base
+import npu.api
+from npu.api import Base
 from npu.hw import load_vela_ini
-from npu.soc import load_soc
+from npu.socfile import load_soc
 from weaklink.demo.fixtures import firmware as fixtures, tflm as fixtures_tflm
 from weaklink.check import check
 from weaklink.check.static import placement_findings
@@ -73,11 +73,11 @@ def test_a_faster_or_assumed_placement_is_no_finding(cross_toolchain):
     ini, soc = load_vela_ini(), load_soc("corstone-320")
     conf = dict(accelerator=t.accelerator, system_config=t.system_config, memory_mode=t.memory_mode)
     sysconf, mode = ini.system_config(t.system_config), ini.memory_mode(t.memory_mode)
-    needs = npu.region_needs(blob, t.accelerator)
+    needs = npu.api.region_needs(blob, t.accelerator)
     for bases in ([Base(0, 0x70000000), Base(1, 0x31100000), Base(2, 0x31000000, 0x60000)],
                   [Base(0, 0x70000000), Base(1, 0x70100000), Base(2, 0x31000000, 0x60000)]):
-        run = npu.run(blob, **conf, bases=bases)
-        rerun = lambda cost_as, bases=bases: npu.run(blob, **conf, bases=bases, cost_as=cost_as)  # noqa: E731
+        run = npu.api.run(blob, **conf, bases=bases)
+        rerun = lambda cost_as, bases=bases: npu.api.run(blob, **conf, bases=bases, cost_as=cost_as)  # noqa: E731
         assert run.status == "ok" and placement_findings(run, needs, soc, sysconf, mode, rerun) == []
 
 
@@ -86,7 +86,7 @@ def test_a_hang_is_never_a_placement_finding(cross_toolchain):
     t = fixtures.TARGETS["u85"]
     ini, soc = load_vela_ini(), load_soc("corstone-320")
     conf = dict(accelerator=t.accelerator, system_config=t.system_config, memory_mode=t.memory_mode)
-    run = npu.run(blob, **conf, bases=[Base(0, 0x70000000), Base(1, 0x70100000), Base(2, 0x30000000)])
+    run = npu.api.run(blob, **conf, bases=[Base(0, 0x70000000), Base(1, 0x70100000), Base(2, 0x30000000)])
     assert run.status == "hang"
-    assert placement_findings(run, npu.region_needs(blob, t.accelerator), soc, ini.system_config(t.system_config),
+    assert placement_findings(run, npu.api.region_needs(blob, t.accelerator), soc, ini.system_config(t.system_config),
                               ini.memory_mode(t.memory_mode), None) == []

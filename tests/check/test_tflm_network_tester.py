@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import npu
+import npu.api
 from weaklink import toolchain
 from weaklink.demo.fixtures import firmware as fixtures, tflm as fixtures_tflm
 from weaklink.check import check
@@ -155,8 +155,8 @@ def test_functional_runs_on_the_embedded_tflite(images):
     raw = fixtures._model_generator().compile_network(
         "tiny", t.accelerator, t.system_config, t.memory_mode, fixtures.cache_dir() / "models")
     from weaklink.check.functional import default_inputs
-    model = npu.load_model(raw / "tiny_vela.npz")
-    ref = npu.run(model, accelerator=t.accelerator, system_config=t.system_config,
+    model = npu.api.load_model(raw / "tiny_vela.npz")
+    ref = npu.api.run(model, accelerator=t.accelerator, system_config=t.system_config,
                   memory_mode=t.memory_mode, functional=True, inputs=default_inputs(model))
     assert [a.tobytes() for a in report.functional.outputs] == \
         [a.tobytes() for a in ref.functional.outputs]

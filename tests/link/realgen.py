@@ -1,7 +1,7 @@
 """Random real-world link scenarios: compiled C and C++ objects, linked by the gcc driver with
 newlib (nosys, nano, rdimon specs; -lm), with or without -T, --gc-sections, --wrap, --defsym,
 -u, groups. The real link (through arm-none-eabi-gcc, with -Map --cref --print-gc-sections -y)
-is the oracle; the model reads the same driver line (weaklink.link_driver).
+is the oracle; the model reads the same driver line (weaklink.resolve.link_driver).
 
 Units come from a small pool of generated sources (seeded), so objects repeat across
 scenarios; each is compiled once and kept in the cache directory under the digest of its
@@ -246,9 +246,9 @@ def real_link(sc: RealScenario):
 
 
 def compare(sc: RealScenario) -> list[str]:
-    import weaklink
+    import weaklink.resolve
 
     (sc.root / "out.map").unlink(missing_ok=True)
     ld = real_link(sc)
-    model = weaklink.link_driver(sc.argv, cwd=sc.root, cref=True)
+    model = weaklink.resolve.link_driver(sc.argv, cwd=sc.root, cref=True)
     return differences(model, ld, args=list(model.ld_args))

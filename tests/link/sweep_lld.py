@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 import linkgen  # noqa: E402
 import lldgen  # noqa: E402
 
-from weaklink import link  # noqa: E402
+from weaklink.resolve import link, lld  # noqa: E402
 from weaklink.resolve.compare import compare  # noqa: E402
 from weaklink.resolve.lld.oracle import run_lld  # noqa: E402
 from weaklink.scenario import Scenario  # noqa: E402
@@ -53,7 +53,7 @@ def real_differences(sc: Scenario, args: list[str]) -> set[str]:
 
 def predicted_differences(sc: Scenario, args: list[str]) -> set[str]:
     cwd = str(sc.root)
-    result = compare(link(args, cwd=cwd), link(args, cwd=cwd, flavor="lld"), args)
+    result = compare(link(args, cwd=cwd), lld.link(args, cwd=cwd), args)
     got = {d.kind for d in result.differences} & set(KINDS)
     if any(e.kind == "multiple-definition" for e in result.lld.errors):
         got.discard("extracted")        # lld writes no --why-extract then: nothing to compare

@@ -11,7 +11,7 @@ from snippets import comm, data, func, ref, start
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import weaklink
+import weaklink.resolve
 from weaklink import toolchain
 from weaklink.errors import InputError
 from weaklink.scenario import Scenario
@@ -66,7 +66,7 @@ def test_mutated_inputs_give_result_or_input_error(originals, target, ops, extra
     bad.write_bytes(mutate(blobs[target], ops))
     others = [n for n in ("m.o", "libq.a") if n != target]
     try:
-        res = weaklink.link(["-e", "_start", *extra, f"bad_{target}", *others, "-u", "g"],
+        res = weaklink.resolve.link(["-e", "_start", *extra, f"bad_{target}", *others, "-u", "g"],
                             cwd=root, why_not=["q2", "c"])
         res.to_json()
     except InputError as exc:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 
 import pytest
 from snippets import comm, data, func, ref, start
@@ -34,6 +35,23 @@ def test_archive_before_reference_still_extracts_innermost_first(sc):      # row
     assert res.ok and extracted(res) == [("lib.a(a.o)", "lib.a(b.o)", "b"),
                                          ("main.o", "lib.a(a.o)", "a")]
     assert not sc.link(["lib.a", "main.o"]).ok          # GNU ld: archive order
+
+
+def test_an_extraction_chain_deeper_than_the_interpreters_stack(sc):       # row (3)
+    """Each member references the next one's symbol: lld extracts the chain member by member,
+    innermost first. The model follows it on a stack of its own, with the interpreter's
+    recursion limit untouched."""
+    depth = 400
+    sc.asm("main.o", start("f0"))
+    members = [sc.asm(f"m{i}.o", func(f"f{i}") + (ref(f"f{i + 1}") if i + 1 < depth else ""))
+               for i in range(depth)]
+    sc.archive("lib.a", members)
+    limit = sys.getrecursionlimit()
+    res = both(sc, ["lib.a", "main.o"])         # every member lazy before the first reference
+    assert sys.getrecursionlimit() == limit
+    assert res.ok and len(res.extracted) == depth
+    assert extracted(res)[0] == (f"lib.a(m{depth - 2}.o)", f"lib.a(m{depth - 1}.o)", f"f{depth - 1}")
+    assert extracted(res)[-1] == ("main.o", "lib.a(m0.o)", "f0")
 
 
 def test_weak_reference_keeps_the_lazy_symbol_until_a_strong_one(sc):      # rows (2) (4)

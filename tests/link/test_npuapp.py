@@ -9,7 +9,7 @@ import json
 import pytest
 from snippets import needs_toolchain
 
-import weaklink
+import weaklink.resolve
 from weaklink.demo.fixtures import firmware as fixtures
 from weaklink.cli import main
 from weaklink.resolve.gnu.oracle import differences, recorded_run
@@ -27,11 +27,11 @@ def app():
 @needs_toolchain
 def test_real_link_succeeds_only_thanks_to_gc(app):
     assert app.returncode == 0, app.stderr
-    res = weaklink.link_driver(list(app.argv), cwd=app.cwd)
+    res = weaklink.resolve.link_driver(list(app.argv), cwd=app.cwd)
     assert res.ok
     assert any(c.section == ".text.npu_selftest" for c in res.collected)
     no_gc = [a for a in app.argv if a != "-Wl,--gc-sections"]
-    bad = weaklink.link_driver(no_gc, cwd=app.cwd)
+    bad = weaklink.resolve.link_driver(no_gc, cwd=app.cwd)
     assert [e.symbol for e in bad.errors] == ["board_npu_power_cycle"]
 
 
@@ -43,7 +43,7 @@ def test_model_agrees_with_ld_on_the_real_driver_line(app, tmp_path):
                            f"-Wl,-Map,{map_},--cref,--no-demangle,--print-gc-sections"],
                           cwd=app.cwd, capture_output=True, text=True)
     real = recorded_run(proc.returncode, proc.stderr, map_)
-    model = weaklink.link_driver(list(app.argv), cwd=app.cwd, cref=True)
+    model = weaklink.resolve.link_driver(list(app.argv), cwd=app.cwd, cref=True)
     assert differences(model, real, args=list(model.ld_args)) == []
     for hook in HOOKS:
         assert model.symbols[hook].binding == "weak"

@@ -6,7 +6,7 @@ import json
 import pytest
 from snippets import comm, data, func, ref, start
 
-import weaklink
+import weaklink.resolve
 import weaklink.cli as cli
 from weaklink.errors import InputError, UsageError
 from weaklink.read.archive import Archive
@@ -92,7 +92,7 @@ def test_map_parser_rejects_garbage(tmp_path):
 def test_corrupt_object(lib, mutate, what):
     (lib.root / "bad.o").write_bytes(mutate((lib.root / "q1.o").read_bytes()))
     with pytest.raises(InputError, match=what) as exc:
-        weaklink.link(["bad.o"], cwd=lib.root)
+        weaklink.resolve.link(["bad.o"], cwd=lib.root)
     assert exc.value.path == "bad.o"
 
 
@@ -109,7 +109,7 @@ def _patch(data: bytes, at: int, new: bytes) -> bytes:
 def test_corrupt_archive(lib, mutate, what):
     (lib.root / "bad.a").write_bytes(mutate((lib.root / "libq.a").read_bytes()))
     with pytest.raises(InputError, match=what):
-        weaklink.link(["-e", "_start", "m.o", "bad.a"], cwd=lib.root)
+        weaklink.resolve.link(["-e", "_start", "m.o", "bad.a"], cwd=lib.root)
 
 
 def test_symbol_name_offset_out_of_range(lib):
@@ -120,7 +120,7 @@ def test_symbol_name_offset_out_of_range(lib):
     data[last:last + 4] = (0x7FFFFFF0).to_bytes(4, "little")
     (lib.root / "bad.o").write_bytes(bytes(data))
     with pytest.raises(InputError, match="name offset .* out of range") as exc:
-        weaklink.link(["bad.o"], cwd=lib.root)
+        weaklink.resolve.link(["bad.o"], cwd=lib.root)
     assert exc.value.offset == last
 
 
@@ -138,7 +138,7 @@ def test_cli_unknown_option_exit_2(monkeypatch, capsys):
     code, _, err = run_cli(monkeypatch, capsys, "--frobnicate", "m.o")
     assert code == 2 and "unrecognized ld option '--frobnicate'" in err
     with pytest.raises(UsageError):
-        weaklink.link(["-shared", "m.o"])
+        weaklink.resolve.link(["-shared", "m.o"])
 
 
 def test_cli_json_contract_and_exit_codes(lib, monkeypatch, capsys):
@@ -190,5 +190,5 @@ def test_cref_long_names_and_ld_stderr_forms():
 def test_response_file_arguments(lib, monkeypatch):
     monkeypatch.chdir(lib.root)
     (lib.root / "args.rsp").write_text("-e _start\nm.o 'libq.a'\n")
-    res = weaklink.link(["@args.rsp"])
+    res = weaklink.resolve.link(["@args.rsp"])
     assert res.ok and [x.member for x in res.extracted][0] == "libq.a(q1.o)"

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import npu
+import npu.api
 from npu.emulate.ops import KernelOp, operations
 from npu.functional import run_functional
 from npu.hw import accelerator
@@ -58,7 +58,7 @@ def test_second_inputs_are_read_in_their_broadcast_shape(generator, model_cache,
 def test_the_run_stays_inside_region_0(generator, model_cache, config):
     model, _ = compiled(generator, model_cache, NETWORK, config)
     acc, system, mode = CONFIGS[config]
-    result = npu.run(model, accelerator=acc, system_config=system, memory_mode=mode)
+    result = npu.api.run(model, accelerator=acc, system_config=system, memory_mode=mode)
     assert result.status == "ok", result.diagnosis
 
 

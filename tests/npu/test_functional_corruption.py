@@ -124,13 +124,13 @@ def _litert(tflite, inputs):
 @pytest.mark.parametrize("variant", ["weak-example-u85", "extern-example-u85"])
 def test_u85_strong_384kb_override_computes_litert_outputs(firmware, variant):
     """The runner's strong 384 KB fast scratch in SRAM: the NPU's bytes are LiteRT's."""
-    import npu
+    import npu.api
     from weaklink.check.functional import default_inputs
     outcome = firmware[variant]
     report = check(outcome.elf, **U85, map_path=outcome.map, functional=True)
     assert report.verdict == "ok" and report.functional.outputs_equal
     assert not [f for f in report.findings if f.rule == "corrupts"]
-    model = npu.load_model(report.table.model_bytes)
+    model = npu.api.load_model(report.table.model_bytes)
     want = _litert(fixtures.cache_dir() / "models" / f"{outcome.target.network}.tflite", default_inputs(model))
     assert [a.tobytes() for a in report.functional.outputs] == [b.tobytes() for b in want]
 

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 
-import npu
+import npu.api
 from vela_oracle import total_cycles
 
 TOLERANCE = 0.20
@@ -12,7 +12,7 @@ def test_total_cycles_within_20_percent_of_vela(compiled, capsys):
     rows, worst = [], 0.0
     for c in compiled:
         vela = total_cycles(c.vela_log)
-        result = npu.run(c.blob, **c.config)
+        result = npu.api.run(c.blob, **c.config)
         assert result.status == "ok", (c.id, result.diagnosis)
         error = (result.cycles["total"] - vela) / vela
         worst = max(worst, abs(error))
@@ -25,7 +25,7 @@ def test_total_cycles_within_20_percent_of_vela(compiled, capsys):
 
 
 def test_per_op_table_uses_vela_columns(u85_tiny):
-    result = npu.run(u85_tiny.blob, **u85_tiny.config)
+    result = npu.api.run(u85_tiny.blob, **u85_tiny.config)
     ops = result.operations
     assert [o["op"] for o in ops] == ["CONV", "DMA", "DEPTHWISE", "CONV"]
     conv = ops[0]
@@ -37,7 +37,7 @@ def test_per_op_table_uses_vela_columns(u85_tiny):
 
 def test_dma_overlaps_compute(compiled):
     c = next(c for c in compiled if c.network == "deep" and c.accelerator == "ethos-u55-128")
-    result = npu.run(c.blob, **c.config)
+    result = npu.api.run(c.blob, **c.config)
     kernel_time = sum(o["cycles"] for o in result.operations if o["op"] != "DMA")
     dma_time = sum(o["cycles"] for o in result.operations if o["op"] == "DMA")
     assert dma_time > 0
@@ -46,7 +46,7 @@ def test_dma_overlaps_compute(compiled):
 
 
 def test_traffic_and_pmu_per_memory(u85_tiny):
-    result = npu.run(u85_tiny.blob, **u85_tiny.config)
+    result = npu.api.run(u85_tiny.blob, **u85_tiny.config)
     assert set(result.traffic) == {"DDR", "SRAM"}
     assert result.traffic["SRAM"]["write_bytes"] >= 32 * 32 * 16          # conv OFM in fast scratch
     assert result.traffic["DDR"]["read_bytes"] >= 51136 - 2048            # weights stream from DDR
@@ -60,7 +60,7 @@ def test_traffic_and_pmu_per_memory(u85_tiny):
 def test_the_benchmark_network_has_200_operations(compiled):
     """benchmarks/bench_npu.py times this stream (performance lives there, not in tests)."""
     c = next(c for c in compiled if c.network == "deep" and c.memory_mode == "Sram_Only")
-    assert len(npu.run(c.blob, **c.config).operations) >= 200
+    assert len(npu.api.run(c.blob, **c.config).operations) >= 200
 
 
 SYSTEM_FOR = {"ethos-u55": "Ethos_U55_High_End_Embedded", "ethos-u65": "Ethos_U65_High_End",
@@ -80,7 +80,7 @@ def test_every_accelerator_config(generator, model_cache, capsys):
         model = load_model(vela_dir / "tiny_vela.npz")
         assert [(c.offset, c.command, c.param, c.payload) for c in model.commands] == \
                [(x["offset"], x["command"], x["param"], x["payload"]) for x in parse_listing(log)], name
-        result = npu.run(model, accelerator=name, system_config=system, memory_mode="Shared_Sram")
+        result = npu.api.run(model, accelerator=name, system_config=system, memory_mode="Shared_Sram")
         vela = total_cycles(log)
         error = (result.cycles["total"] - vela) / vela
         rows.append(f"{name:15} {vela:>8} {result.cycles['total']:>8} {100 * error:+6.1f}%")
@@ -96,15 +96,15 @@ def test_dma_wait_holds_the_next_kernel(u85_tiny):
     from npu.emulate.ops import DmaOp, Wait, operations
     from npu.api import _bindings
     from npu.hw import accelerator, load_vela_ini
-    from npu.soc import load_soc
-    result = npu.run(u85_tiny.blob, **u85_tiny.config)
+    from npu.socfile import load_soc
+    result = npu.api.run(u85_tiny.blob, **u85_tiny.config)
     conv, dma, dw = result.operations[:3]
     assert (conv["op"], dma["op"], dw["op"]) == ("CONV", "DMA", "DEPTHWISE")
     assert dma["start"] == conv["start"]                       # issued while the conv runs
     assert dw["start"] >= dma["start"] + dma["cycles"]          # DMA_WAIT 0 before the depthwise
     # Without the wait, a slow DMA would no longer hold the depthwise back.
     acc, ini, soc = accelerator("ethos-u85-256"), load_vela_ini(), load_soc("corstone-320")
-    ops = operations(npu.load_model(u85_tiny.blob).commands, acc.microblocks)
+    ops = operations(npu.api.load_model(u85_tiny.blob).commands, acc.microblocks)
     slow = [DmaOp(o.offset, o.src, o.dst, o.length * 1000) if isinstance(o, DmaOp) else o for o in ops]
     bindings, _ = _bindings([Base(0, 0x70000000), Base(1, 0x70100000), Base(2, 0x31000000)], soc,
                          ini.system_config("Ethos_U85_SYS_DRAM_Mid"), ini.memory_mode("Dedicated_Sram_384KB"), {0, 1, 2})

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import numpy as np
 
-import npu
+import npu.api
 from npu.read.model import load_model
 
 
@@ -29,7 +29,7 @@ def test_dedicated_sram_fixtures_stage_in_region_2(compiled):
 def test_networks_cover_the_operations(compiled):
     ops, fc = set(), False
     for c in compiled:
-        result = npu.run(c.blob, **c.config)
+        result = npu.api.run(c.blob, **c.config)
         ops |= {o["op"] for o in result.operations}
         # the fully connected layer 4096 -> 10 runs as a 1x1 CONV of 40960 MACs
         fc |= c.network == "tiny" and result.operations[-1]["op"] == "CONV" and result.operations[-1]["macs"] == 40960
@@ -39,7 +39,7 @@ def test_networks_cover_the_operations(compiled):
 
 def test_large_feature_maps_spill_past_the_fast_scratch(compiled):
     c = next(c for c in compiled if c.network == "large" and c.memory_mode == "Dedicated_Sram_384KB")
-    result = npu.run(c.blob, **c.config)
+    result = npu.api.run(c.blob, **c.config)
     arena = next(r for r in result.region_traffic if r["region"] == 1)
     assert arena["memory"] == "DDR" and arena["feature_maps_write_bytes"] > 384 * 1024
     staging = next(r for r in result.region_traffic if r["region"] == 2)

@@ -6,7 +6,7 @@ import struct
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-import npu
+import npu.api
 from npu.errors import InputError
 from npu.read.model import load_model
 
@@ -41,7 +41,7 @@ def test_mutated_streams(compiled, edits):
         except InputError as e:
             assert e.what
             continue
-        result = npu.run(model, **c.config, budget=BUDGET)
+        result = npu.api.run(model, **c.config, budget=BUDGET)
         assert result.status in ("ok", "hang", "error")
         assert result.cycles["total"] <= BUDGET
         if result.status != "ok":
@@ -64,7 +64,7 @@ def test_mutated_register_values(compiled, edits):
             else:
                 words[i] = (words[i] & 0xFFFF) | (value & 0xFFFF0000)  # a parameter
         try:
-            result = npu.run(struct.pack(f"<{len(words)}I", *words), **c.config, budget=BUDGET)
+            result = npu.api.run(struct.pack(f"<{len(words)}I", *words), **c.config, budget=BUDGET)
         except InputError as e:
             outcomes.add("input error")
             assert e.what

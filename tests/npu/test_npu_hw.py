@@ -7,7 +7,8 @@ import pytest
 
 from npu.errors import InputError
 from npu.hw import accelerator, accelerator_names, load_vela_ini
-from npu.soc import Timing, board_for, load_soc, reach, region_port, timing
+from npu.soc import Timing, reach, region_port, timing
+from npu.socfile import board_for, load_soc
 
 
 def test_every_vela_accelerator_is_described():

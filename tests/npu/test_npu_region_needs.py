@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import npu
+import npu.api
 from weaklink.demo.fixtures import firmware as fixtures
 
 
@@ -12,7 +12,7 @@ from weaklink.demo.fixtures import firmware as fixtures
 def test_needs_match_the_buffers_vela_allocated(cross_toolchain, target):
     blob = fixtures.model_blob(target)
     npz = np.load(blob.with_suffix("") / f"{fixtures.FIXTURE_NETWORK}_vela.npz", allow_pickle=True)
-    needs = npu.region_needs(blob.read_bytes(), fixtures.TARGETS[target].accelerator)
+    needs = npu.api.region_needs(blob.read_bytes(), fixtures.TARGETS[target].accelerator)
     assert needs[1] == int(npz["scratch_size"])
     assert needs[0] <= len(npz["weight_data"].item())
     if int(npz["scratch_fast_size"]):

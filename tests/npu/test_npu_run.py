@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
-import npu
-from npu import Base
+import npu.api
+from npu.api import Base
 from npu.cli import main
+from npu.errors import InputError
 from npu.read.model import load_model
 from npu.readonly import read_only_size
 
@@ -24,7 +25,7 @@ def _bases(fast_address, fast_size=0):
 
 
 def test_fast_scratch_at_zero_hangs_with_a_diagnosis(u85_tiny):
-    r = npu.run(u85_tiny.blob, **u85_tiny.config, bases=_bases(0))
+    r = npu.api.run(u85_tiny.blob, **u85_tiny.config, bases=_bases(0))
     assert r.status == "hang" and r.exit_code == 1
     d = r.diagnosis
     for part in ("command offset 0x000124", "region 2", "base 0x00000000", "offset 0x0",
@@ -33,29 +34,29 @@ def test_fast_scratch_at_zero_hangs_with_a_diagnosis(u85_tiny):
 
 
 def test_384kb_sram_array_completes(u85_tiny):
-    r = npu.run(u85_tiny.blob, **u85_tiny.config, bases=_bases(SRAM, 384 * 1024))
+    r = npu.api.run(u85_tiny.blob, **u85_tiny.config, bases=_bases(SRAM, 384 * 1024))
     assert r.status == "ok" and r.diagnosis is None and r.exit_code == 0
     assert r.cycles["total"] > 0 and r.bases[2].memory == "SRAM" and r.bases[2].port == "SRAM"
-    again = npu.run(u85_tiny.blob, **u85_tiny.config, bases=_bases(SRAM, 384 * 1024))
+    again = npu.api.run(u85_tiny.blob, **u85_tiny.config, bases=_bases(SRAM, 384 * 1024))
     assert again.cycles == r.cycles                      # predictable: the same every time
 
 
 def test_16kb_fast_scratch_is_out_of_bounds(u85_tiny):
-    r = npu.run(u85_tiny.blob, **u85_tiny.config, bases=_bases(SRAM, 16 * 1024))
+    r = npu.api.run(u85_tiny.blob, **u85_tiny.config, bases=_bases(SRAM, 16 * 1024))
     assert r.status == "error" and "out of bounds" in r.diagnosis and "16384 bytes" in r.diagnosis
 
 
 def test_unreachable_beats_out_of_bounds_and_size_zero_is_not_judged(u85_tiny):
-    assert npu.run(u85_tiny.blob, **u85_tiny.config, bases=_bases(0, 16)).status == "hang"
-    assert npu.run(u85_tiny.blob, **u85_tiny.config, bases=_bases(SRAM, 0)).status == "ok"
+    assert npu.api.run(u85_tiny.blob, **u85_tiny.config, bases=_bases(0, 16)).status == "hang"
+    assert npu.api.run(u85_tiny.blob, **u85_tiny.config, bases=_bases(SRAM, 0)).status == "ok"
 
 
 def test_fast_scratch_in_ddr_completes_slower_and_says_what_it_assumes(u85_tiny):
     """Arm documents DDR behind the U85's EXT port only; that the SRAM port reaches it too is an
     assumption (ExecuTorch's Sram_Only runner relies on it), printed with the verdict. DDR
     traffic is timed as DDR (the Dram of the system config), so it costs more than SRAM."""
-    r = npu.run(u85_tiny.blob, **u85_tiny.config, bases=_bases(0x7020_0000))
-    in_sram = npu.run(u85_tiny.blob, **u85_tiny.config, bases=_bases(SRAM, 384 * 1024))
+    r = npu.api.run(u85_tiny.blob, **u85_tiny.config, bases=_bases(0x7020_0000))
+    in_sram = npu.api.run(u85_tiny.blob, **u85_tiny.config, bases=_bases(SRAM, 384 * 1024))
     assert r.status == "ok" and r.bases[2].memory == "DDR" and r.bases[2].timed_as == "Dram"
     assert any("reaches DDR through its SRAM port" in a for a in r.assumptions)
     assert r.cycles["total"] > in_sram.cycles["total"] and in_sram.bases[2].timed_as == "Sram"
@@ -64,7 +65,7 @@ def test_fast_scratch_in_ddr_completes_slower_and_says_what_it_assumes(u85_tiny)
 
 @pytest.mark.parametrize("address, memory", [(0x3000_0000, "DTCM"), (0x1000_0000, "ITCM")])
 def test_fast_scratch_in_a_cpu_tcm_hangs_and_says_why(u85_tiny, address, memory):
-    r = npu.run(u85_tiny.blob, **u85_tiny.config, bases=_bases(address, 0x8000))
+    r = npu.api.run(u85_tiny.blob, **u85_tiny.config, bases=_bases(address, 0x8000))
     assert r.status == "hang" and r.fault_region == 2
     assert f"is {memory}, the Cortex-M85's" in r.diagnosis and "private to the CPU" in r.diagnosis
     assert "waits for it forever" in r.diagnosis
@@ -72,23 +73,23 @@ def test_fast_scratch_in_a_cpu_tcm_hangs_and_says_why(u85_tiny, address, memory)
 
 
 def test_omitted_region_reads_as_base_zero(u85_tiny):
-    r = npu.run(u85_tiny.blob, **u85_tiny.config, bases=[Base(0, DDR_WEIGHTS), Base(1, DDR_SCRATCH)])
+    r = npu.api.run(u85_tiny.blob, **u85_tiny.config, bases=[Base(0, DDR_WEIGHTS), Base(1, DDR_SCRATCH)])
     assert r.status == "hang" and "region 2" in r.diagnosis
 
 
 def test_shared_sram_never_touches_region_2(compiled):
     c = next(c for c in compiled if c.network == "tiny" and c.memory_mode == "Shared_Sram")
     bases = [Base(0, 0x3800_0000), Base(1, SRAM), Base(2, 0, 0)]
-    assert npu.run(c.blob, **c.config, bases=bases).status == "ok"
+    assert npu.api.run(c.blob, **c.config, bases=bases).status == "ok"
 
 
 def test_cycle_budget_turns_a_long_run_into_a_hang(u85_tiny):
-    r = npu.run(u85_tiny.blob, **u85_tiny.config, budget=1000)
+    r = npu.api.run(u85_tiny.blob, **u85_tiny.config, budget=1000)
     assert r.status == "hang" and "cycle budget of 1000" in r.diagnosis
 
 
 def test_default_placement_is_where_vela_assumes(u85_tiny):
-    r = npu.run(u85_tiny.blob, **u85_tiny.config)
+    r = npu.api.run(u85_tiny.blob, **u85_tiny.config)
     assert [(b.region, b.memory, b.port) for b in r.bases] == [(0, "DDR", "EXT"), (1, "DDR", "EXT"),
                                                                 (2, "SRAM", "SRAM")]
 
@@ -125,7 +126,7 @@ def test_cli_exit_codes_and_plot(u85_tiny, tmp_path):
 @pytest.mark.parametrize("accelerator", ["ethos-u55-128", "ethos-u65-256"])
 def test_wrong_accelerator_fails_the_driver_check(u85_tiny, accelerator):
     config = dict(u85_tiny.config, accelerator=accelerator)
-    r = npu.run(u85_tiny.blob, **config)
+    r = npu.api.run(u85_tiny.blob, **config)
     assert r.status == "error" and r.diagnosis.startswith("driver:") and "optimizer config" in r.diagnosis
 
 
@@ -135,7 +136,7 @@ def test_every_fixture_fits_the_sizes_vela_gives(compiled):
     Region 0 reaches the last byte a weight stream reads: Vela leaves the read-only area's
     trailing zeros out of its output (npu.readonly)."""
     for c in compiled:
-        result = npu.run(c.npz, **c.config)
+        result = npu.api.run(c.npz, **c.config)
         assert result.status == "ok", (c.id, result.diagnosis)
         sizes = {b.region: b.size for b in result.bases}
         model = load_model(c.npz)
@@ -144,15 +145,15 @@ def test_every_fixture_fits_the_sizes_vela_gives(compiled):
 
 
 def test_bad_bases_through_the_api(u85_tiny):
-    with pytest.raises(npu.InputError, match="regions are 0..7"):
-        npu.run(u85_tiny.blob, **u85_tiny.config, bases=[Base(8, 0)])
-    with pytest.raises(npu.InputError, match="same region"):
-        npu.run(u85_tiny.blob, **u85_tiny.config, bases=[Base(0, 0x70000000), Base(0, 0x70000000)])
+    with pytest.raises(InputError, match="regions are 0..7"):
+        npu.api.run(u85_tiny.blob, **u85_tiny.config, bases=[Base(8, 0)])
+    with pytest.raises(InputError, match="same region"):
+        npu.api.run(u85_tiny.blob, **u85_tiny.config, bases=[Base(0, 0x70000000), Base(0, 0x70000000)])
 
 
 def test_u55_basep_keeps_the_low_32_bits(compiled):
     c = next(c for c in compiled if c.network == "tiny" and c.accelerator == "ethos-u55-128")
-    r = npu.run(c.blob, **c.config, bases=[Base(0, 0x1_3800_0000), Base(1, 0x1_3100_0000)])
+    r = npu.api.run(c.blob, **c.config, bases=[Base(0, 0x1_3800_0000), Base(1, 0x1_3100_0000)])
     assert r.status == "ok" and [b.address for b in r.bases] == [0x3800_0000, 0x3100_0000]
 
 
@@ -160,11 +161,11 @@ def test_command_stream_fetch_goes_through_qconfig(u85_tiny):
     """Dedicated_Sram: QCONFIG 3 = EXT port. A stream in DDR is fetched (documented); one in
     SRAM is fetched on an assumption, printed; one in DTCM never is."""
     good = _bases(SRAM, 384 * 1024)
-    ddr = npu.run(u85_tiny.blob, **u85_tiny.config, bases=good, stream_address=0x7020_0000)
+    ddr = npu.api.run(u85_tiny.blob, **u85_tiny.config, bases=good, stream_address=0x7020_0000)
     assert ddr.status == "ok" and not ddr.assumptions
-    sram = npu.run(u85_tiny.blob, **u85_tiny.config, bases=good, stream_address=0x3120_0000)
+    sram = npu.api.run(u85_tiny.blob, **u85_tiny.config, bases=good, stream_address=0x3120_0000)
     assert sram.status == "ok" and any("SRAM through its EXT port" in a for a in sram.assumptions)
-    r = npu.run(u85_tiny.blob, **u85_tiny.config, bases=good, stream_address=0x3000_0000)
+    r = npu.api.run(u85_tiny.blob, **u85_tiny.config, bases=good, stream_address=0x3000_0000)
     assert r.status == "hang" and "command stream fetch" in r.diagnosis and "EXT AXI port (QCONFIG)" in r.diagnosis
     assert "DTCM" in r.diagnosis
 
@@ -178,8 +179,8 @@ def test_an_npu_the_soc_cannot_carry_is_exit_2(u85_tiny):
     bad = subprocess.run(args, capture_output=True, text=True)
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "Traceback" not in bad.stderr
     assert "corstone-300 carries ethos-u55 or ethos-u65, not ethos-u85-256" in bad.stderr
-    with pytest.raises(npu.InputError, match="carries ethos-u85, not ethos-u55-128"):
-        npu.run(u85_tiny.blob, **dict(u85_tiny.config, accelerator="ethos-u55-128"), soc="corstone-320")
+    with pytest.raises(InputError, match="carries ethos-u85, not ethos-u55-128"):
+        npu.api.run(u85_tiny.blob, **dict(u85_tiny.config, accelerator="ethos-u55-128"), soc="corstone-320")
 
 
 @pytest.mark.parametrize("soc", ["himax-we2", "alif-e7-he", "FILE.toml"])

@@ -7,7 +7,7 @@ import random
 import pytest
 from ethosu.vela.tflite.Model import Model as VelaModel
 
-import npu
+import npu.api
 from npu.cli import main as npu_main
 from npu.errors import InputError
 from npu.read.model import load_models
@@ -66,7 +66,7 @@ def test_every_operator_is_loaded_and_run(tflites):
     assert len({m.cop1.data for m in models}) == 3
     for m in models:
         assert m.region_sizes[0] > 0 and m.region_sizes[1] > 0
-        result = npu.run(m, accelerator=U85[1], system_config=U85[3], memory_mode=U85[5])
+        result = npu.api.run(m, accelerator=U85[1], system_config=U85[3], memory_mode=U85[5])
         assert result.status == "ok" and result.cycles["total"] > 0
 
 
@@ -89,7 +89,7 @@ def test_decode_and_run_op_option(tflites, capsys):
 def test_plain_tflite_has_no_ethos_u_operator(tflites):
     source = tflites[("u85", "tiny")].parent.parent / "tiny.tflite"
     with pytest.raises(InputError, match="no 'ethos-u' custom operator"):
-        npu.load_model(source)
+        npu.api.load_model(source)
 
 
 def test_mutated_and_truncated_bytes_give_a_result_or_one_input_error(tflites):

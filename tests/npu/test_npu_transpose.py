@@ -10,7 +10,7 @@ from __future__ import annotations
 import subprocess
 
 import numpy as np
-import npu
+import npu.api
 import pytest
 from ethosu.vela.tflite.TensorType import TensorType
 from vela_oracle import total_cycles
@@ -51,7 +51,7 @@ def _vela_transposes(log: str) -> list[int]:
 def _run(generator, model_cache, name):
     config = CONFIGS[name]
     npz, log = _compile(generator, model_cache, config)
-    result = npu.run(npz, accelerator=config[0], system_config=config[1], memory_mode=config[2])
+    result = npu.api.run(npz, accelerator=config[0], system_config=config[1], memory_mode=config[2])
     assert result.status == "ok", result.diagnosis
     return result, log
 

@@ -6,7 +6,7 @@ passes, in order:
 
 1. read the image (ET_EXEC, ARM) and, when given, the ld map;
 2. regions: map "Memory Configuration" > board preset > the image's segments and sections;
-3. the symbol table as columns, and demangling started in the background;
+3. the symbol table as columns, its C++ names demangled by one c++filt;
 4. queried symbols: binding, place, reset value, pointer target;
 5. findings (weak-default-survived, near-miss-override, override-not-extracted,
    pointer-outside-region, expected-symbol-missing), with the C++ facts of
@@ -24,7 +24,7 @@ from weaklink.analyze.attribution import Attribution
 from weaklink.analyze.cxxlinkage import ASSUMED, ASSUMPTION, CxxFacts
 from weaklink.analyze.analysis import AnalysisReport, Query, RegionUse
 from weaklink.analyze.symtable import GlobalSymbols
-from weaklink.demangle import demangle
+from weaklink.demangle import demangle, missing
 from weaklink.errors import UsageError
 from weaklink.read import elfstructs as S
 from weaklink.read.image import Image
@@ -51,7 +51,6 @@ def analyze_image(image: Image, link_map: LinkMap | None = None, *, board: str |
     expect_region = dict(expect_region or {})
     regions = _regions(image, link_map, board)
     table = GlobalSymbols(image, regions)
-    demangling = table.start_demangling()
     attribution = Attribution(image, link_map)
 
     names = list(dict.fromkeys([*symbols, *expect_region]))
@@ -60,7 +59,7 @@ def analyze_image(image: Image, link_map: LinkMap | None = None, *, board: str |
     weak_rows, found, vague = F.weak_defaults(table, frozenset(expect_override), facts)
     found += F.near_misses(table, facts)
     found += _expectations(image, regions, queried, expect_override, expect_region)
-    notes: list[str] = []
+    notes: list[str] = [why] if table.mangled_rows and (why := missing()) else []
     if any(ASSUMED in why for why in vague.values()):
         notes.append(f"assumption: {ASSUMPTION}")
     found += _not_extracted(table, link_map, link_inputs, link_dir, notes,
@@ -78,7 +77,7 @@ def analyze_image(image: Image, link_map: LinkMap | None = None, *, board: str |
              for name, (used, secs) in R.usage(image, regions, notes).items()}
     return AnalysisReport(image.name, MACHINES.get(image.elf.header["e_machine"], "?"),
                           image.entry, regions, usage, table, queried,
-                          tuple(found), weak_rows, defined_in, demangling, tuple(notes), vague)
+                          tuple(found), weak_rows, defined_in, tuple(notes), vague)
 
 
 def npu_findings(image: Image, link_map: LinkMap | None,
@@ -88,11 +87,10 @@ def npu_findings(image: Image, link_map: LinkMap | None,
     `names` (the symbols the binding reads). None of the rest of the report is computed: the
     unit of every symbol, region usage, the weak-default infos."""
     table = GlobalSymbols(image, R.from_image(image))
-    table.start_demangling()
     attribution = Attribution(image, link_map)
     facts = CxxFacts(table, attribution, _comdat(attribution, link_map, None))
     found = F.near_misses(table, facts) + _not_extracted(table, link_map, None, None, [])
-    found.sort(key=lambda f: (F.SEVERITIES.index(f.severity), f.rule, f.symbol))
+    found.sort(key=lambda f: (SEVERITIES.index(f.severity), f.rule, f.symbol))
     defined = {n: hits[0] for n in names if (hits := _lookup(image, n, table))}
     units = attribution.many(list(defined.values()))
     return found, {n: units[s.index] for n, s in defined.items() if s.index in units}

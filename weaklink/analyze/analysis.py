@@ -11,7 +11,6 @@ from dataclasses import dataclass
 from itertools import chain
 
 from npu.records import Record, to_json
-from weaklink.analyze.demangling import Demangling
 from weaklink.analyze.findings import weak_finding
 from weaklink.analyze.regions import RegionMap
 from weaklink.analyze.symtable import GlobalSymbols
@@ -56,14 +55,13 @@ class AnalysisReport:
     def __init__(self, file: str, machine: str, entry: int, regions: RegionMap,
                  usage: dict[str, RegionUse], table: GlobalSymbols, queried: dict[str, Query],
                  findings: tuple[Finding, ...], weak_rows: list[int],
-                 defined_in: dict[int, str] | None = None, demangling: Demangling | None = None,
+                 defined_in: dict[int, str] | None = None,
                  notes: tuple[str, ...] = (), vague: dict[int, str] | None = None):
         self.file, self.machine, self.entry = file, machine, entry
         self.regions, self.usage, self.table, self.queried = regions, usage, table, queried
         self.findings = findings            # errors and warnings, and infos not in weak_rows
         self.weak_rows = weak_rows          # table rows with a bulk weak-default-survived info
         self.defined_in = defined_in or {}  # .symtab index → unit
-        self.demangling = demangling
         self.notes = notes                  # checks that could not run, and why
         self.vague = vague or {}            # weak C++ vague-linkage rows left out -> reason
 

@@ -1,4 +1,4 @@
-"""override-not-extracted: replay the link with the resolution model (weaklink.link) and find
+"""override-not-extracted: replay the link with the resolution model (weaklink.resolve.link) and find
 strong definitions of surviving weak symbols that sat in archive members ld never pulled.
 
 GNU ld extracts an archive member only for a symbol that is still strongly undefined when the

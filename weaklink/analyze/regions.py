@@ -8,12 +8,12 @@ do not reach (see `from_image`).
 from __future__ import annotations
 
 import bisect
-import os
 from dataclasses import dataclass
 from functools import cached_property, partial
 
-import npu
 from npu.records import Record
+
+from npu.socfile import load_soc
 from weaklink.errors import InputError
 from weaklink.read import elfstructs as S
 
@@ -159,37 +159,11 @@ def from_link_map(memory, path: str) -> RegionMap:
     return RegionMap(regions, "map")
 
 
-# The board presets: npu's SoC data (its package __init__ loads nothing of the emulator).
-SOC_TOML = os.path.join(os.path.dirname(npu.__file__), "data", "soc.toml")
-
-
 def from_board(board: str) -> RegionMap:
-    """A preset's memories, or a SoC file's (FILE.toml in the schema of soc.toml, or a Zephyr
-    build's zephyr.dts: npu.soc reads and checks it)."""
-    if board.endswith((".toml", ".dts")) or os.sep in board:
-        from npu.soc import load_soc
-
-        soc = load_soc(board)
-        return RegionMap(tuple(Region(m.name, m.origin, m.length) for m in soc.memories), "board")
-    # npu.soc (tomllib, with the typing and regex compiles it brings, 5-9 ms) is imported when
-    # --board asks for a preset: start-up is most of a small `analyze` run. Its parse of
-    # soc.toml is cached, so `check` reads the file once.
-    from npu.soc import _soc_table
-
-    path = SOC_TOML
-    try:
-        presets = _soc_table()
-    except (OSError, ValueError) as exc:
-        raise InputError(path, f"cannot read board presets: {exc}") from None
-    if board not in presets:
-        raise InputError(path, f"unknown board {board!r}, expected one of "
-                               f"{', '.join(sorted(presets))}, a FILE.toml or a zephyr.dts")
-    try:
-        regions = tuple(Region(m["name"], int(m["origin"]), int(m["length"]))
-                        for m in presets[board]["memories"])
-    except (KeyError, TypeError, ValueError) as exc:
-        raise InputError(path, f"[{board}] memories: bad entry ({exc})") from None
-    return RegionMap(regions, "board")
+    """A preset's memories, or a SoC file's (FILE.toml in the schema of npu/data/soc.toml, or a
+    Zephyr build's zephyr.dts), as npu's loader reads and checks them."""
+    soc = load_soc(board)
+    return RegionMap(tuple(Region(m.name, m.origin, m.length) for m in soc.memories), "board")
 
 
 def from_segments(image) -> RegionMap:

@@ -11,10 +11,9 @@ from functools import cached_property
 from itertools import compress, repeat
 from operator import add, mul
 
-from weaklink.analyze.demangling import Demangling
 from weaklink.analyze.jsonrows import escaped_all, format_rows
 from weaklink.analyze.regions import RegionMap
-from weaklink.demangle import unqualified
+from weaklink.demangle import demangle_all, unqualified
 from weaklink.read import elfstructs as S
 from weaklink.read.image import Image
 
@@ -45,7 +44,6 @@ class GlobalSymbols:
         self.regions = regions
         self.cols = image.defined_globals
         self.raw = image.defined_global_names        # bytes per row
-        self._demangling: Demangling | None = None
         self._by_binding: dict[int, list[int]] = {}
 
     @cached_property
@@ -86,18 +84,17 @@ class GlobalSymbols:
         starts = map(bytes.startswith, self.raw, repeat(b"_Z"))
         return [r for r in compress(range(len(self.raw)), starts) if len(self.raw[r]) > 2]
 
-    def start_demangling(self) -> Demangling:
-        """Start demangling every `_Z` name (a background c++filt when there are many)."""
-        if self._demangling is None:
-            self._demangling = Demangling([self.raw[r] for r in self.mangled_rows])
-        return self._demangling
+    @cached_property
+    def demangled(self) -> list[bytes]:
+        """The demangled name of each of `mangled_rows` (one c++filt for them all)."""
+        return demangle_all([self.raw[r] for r in self.mangled_rows])
 
     @cached_property
     def mangled_tails(self) -> list[bytes]:
         """Unqualified names of `mangled_rows` (`ns::x` → `x`), from the demangled text; names
         with parameter or template lists go through weaklink.demangle.unqualified."""
         out = []
-        for line in self.start_demangling().lines():
+        for line in self.demangled:
             if b"(" in line or b"<" in line:
                 out.append(unqualified(line.decode("utf-8", "replace")).encode())
             else:
@@ -119,18 +116,18 @@ class GlobalSymbols:
 
     def demangled_names(self, rows) -> list[str]:
         """Demangled names of some mangled rows (each must be in `mangled_rows`)."""
-        where, lines = self._mangled_position, self.start_demangling().lines()
+        where, lines = self._mangled_position, self.demangled
         return [lines[where[r]].decode("utf-8", "replace") for r in rows]
 
     def demangled_text(self) -> bytes:
         """Every mangled row's demangled name, one per line (weaklink.analyze.cxxlinkage
         scans it for the names used as types)."""
-        return b"\n".join(self.start_demangling().lines())
+        return b"\n".join(self.demangled)
 
     def find_demangled(self, name: str) -> int | None:
         """The .symtab index of the global whose demangled name is `name` (a C++ name such
         as `ns::x`), or None."""
-        lines = self.start_demangling().lines()
+        lines = self.demangled
         try:
             k = lines.index(name.encode())
         except ValueError:
@@ -146,7 +143,7 @@ class GlobalSymbols:
         """(name, demangled) of every row as JSON string bodies."""
         names = escaped_all(self.raw)
         dem = list(names)
-        lines = escaped_all(self.start_demangling().lines())
+        lines = escaped_all(self.demangled)
         for r, text in zip(self.mangled_rows, lines):
             dem[r] = text
         return names, dem

@@ -27,7 +27,7 @@ from itertools import compress
 from weaklink.bind.binding import ArenaRule
 from weaklink.bind.tflm import Arena
 from weaklink.bind.tflmcalls import calls_of
-from weaklink.demangle import demangle
+from weaklink.demangle import demangle, demangle_many
 from weaklink.errors import InputError
 from weaklink.read import elfstructs as S
 from weaklink.read.image import Image
@@ -72,10 +72,11 @@ def _lookup(image: Image, name: str):
         return sym.name, sym.address, sym.size
     c = image.defined
     rows = sorted(compress(range(len(c)), c.size), key=c.address.__getitem__)
-    for row, raw in zip(rows, image.cut_names([c.name_off[k] for k in rows])):
-        if raw.startswith(b"_Z") and demangle(raw.decode("utf-8", "replace")) == name:
-            return name, c.address[row], c.size[row]
-    return None
+    mangled = [(row, raw.decode("utf-8", "replace"))
+               for row, raw in zip(rows, image.cut_names([c.name_off[k] for k in rows])) if raw.startswith(b"_Z")]
+    demangled = demangle_many(text for _, text in mangled)
+    row = next((row for row, text in mangled if demangled[text] == name), None)
+    return None if row is None else (name, c.address[row], c.size[row])
 
 
 def _name_at(image: Image, address: int) -> str | None:

@@ -30,7 +30,7 @@ from functools import cached_property
 
 from npu.records import Record
 from weaklink.bind.coderefs import CodeMap, find_refs
-from weaklink.demangle import demangle
+from weaklink.demangle import demangle_many
 from weaklink.errors import InputError, read_input
 from weaklink.read import elfstructs as S
 from weaklink.read.archive import Archive, is_archive
@@ -89,11 +89,9 @@ class ReaderEvidence:
         if spans:
             return spans, "source file"
 
-        def reader_function(span) -> bool:
-            fn = code.function_at(span.start)
-            return fn is not None and matches(reader, demangle(fn.name))
-
-        return [s for s in code.spans if reader_function(s)], "function name"
+        functions = [(s, code.function_at(s.start)) for s in code.spans]
+        names = demangle_many(fn.name for _, fn in functions if fn is not None)
+        return [s for s, fn in functions if fn is not None and matches(reader, names[fn.name])], "function name"
 
     def _units(self, spans) -> str:
         names = sorted({s.unit for s in spans if s.unit})

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 from weaklink.bind import callsite
 from weaklink.bind.origins import RETURNED
-from weaklink.demangle import demangle
+from weaklink.demangle import demangle, demangle_many
 from weaklink.read.image import Image
 
 ARENA_TYPE = "unsigned char*"
@@ -79,14 +79,18 @@ def _name_at(image: Image, address: int) -> str | None:
 
 def entries(image: Image) -> dict[int, Entry]:
     """TFLM's entry points linked in the image, by address."""
-    out = {}
+    found = []
     for fn in image.functions:
         if not any(m in fn.name for m in MANGLED):
             continue
         text = fn.name
         if text.startswith("__") and text.endswith("_veneer"):
             text = text[2:-len("_veneer")]    # GNU ld's long-branch stub: a call of the callee
-        name = demangle(text)
+        found.append((fn, text))
+    demangled = demangle_many(text for _, text in found)
+    out = {}
+    for fn, text in found:
+        name = demangled[text]
         params, address = parameters(name), fn.address
         if name.startswith("tflite::MicroInterpreter::MicroInterpreter("):
             arena = len(params) > 2 and params[2] == ARENA_TYPE

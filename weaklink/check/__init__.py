@@ -28,7 +28,7 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-import npu
+import npu.api
 from npu.hw import accelerator as npu_accelerator, load_vela_ini
 from weaklink.analyze import npu_findings
 from weaklink.bind import load_binding, resolve_tables
@@ -83,7 +83,7 @@ def check_image(image: Image, link_map: LinkMap | None = None, *, accelerator: s
     `model_path` may be FILE@ADDR: a .tflite the image reads from ADDR, outside itself."""
     acc = npu_accelerator(accelerator)
     model_path, model_at = split_model_option(model_path)
-    override = npu.load_model(model_path) if model_path else None
+    override = npu.api.load_model(model_path) if model_path else None
 
     # 1. the SoC (given, or from the NPU base the image passes ethosu_init and its segments);
     # the driver hooks it overrides; the binding
@@ -156,9 +156,9 @@ def _operator(table, override, elf_path, accelerator, system_config, memory_mode
     `unknown`, and nothing is judged against a map the image was not built for."""
     label = "vela_bin_stream" if table.model_format != "tflite" else \
         f"{table.model_symbol or hex(table.model_address)}:ethos-u[{table.operator}]"
-    model = override or npu.load_model(table.model_bytes, f"{elf_path}:{label}",
+    model = override or npu.api.load_model(table.model_bytes, f"{elf_path}:{label}",
                                        op=table.operator or 0)
-    needs = npu.region_needs(model, accelerator)
+    needs = npu.api.region_needs(model, accelerator)
     cannot_tell = soc_unknown or cannot_tell_fast_memory(table, needs) or cannot_tell_base(table, needs)
     if functional_image is not None and not cannot_tell and model.missing:
         cannot_tell = f"--functional needs {model.missing}"
@@ -171,7 +171,7 @@ def _operator(table, override, elf_path, accelerator, system_config, memory_mode
     bases, fast_memory, fast_size = _emulated_bases(table)
     # what the NPU gets: each address through the image's ethosu_address_remap, each port
     # through its ethosu_config_select (the driver's weak defaults: as passed, REGIONCFG)
-    bases = [npu.Base(b.region, hooks.npu_address(b.address), b.size) for b in bases]
+    bases = [npu.api.Base(b.region, hooks.npu_address(b.address), b.size) for b in bases]
     stream = hooks.npu_address(table.stream_address) if table.stream_address else 0
     ports = hooks.ports({**{b.region: b.address for b in bases}, **({STREAM: stream} if stream else {})})
     if cannot_tell:                 # the bytes would be computed on a guessed region 2
@@ -182,10 +182,10 @@ def _operator(table, override, elf_path, accelerator, system_config, memory_mode
                fast_memory=hooks.npu_address(fast_memory) if fast_memory else 0,
                fast_memory_size=fast_size, ports=ports)
     result = not_emulated(run, needs) if unknown_needed(table, needs) else \
-        npu.run(model, **run, functional=functional_image is not None, inputs=inputs)
+        npu.api.run(model, **run, functional=functional_image is not None, inputs=inputs)
     ini = load_vela_ini(vela_ini)
     findings += [] if soc_unknown else placement_findings(result, needs, board, ini.system_config(system_config),
-                                   ini.memory_mode(memory_mode), lambda cost_as: npu.run(model, **run, cost_as=cost_as),
+                                   ini.memory_mode(memory_mode), lambda cost_as: npu.api.run(model, **run, cost_as=cost_as),
                                    {b.region: b.symbol.name if b.symbol else b.name for b in table.bases})
     computed = None
     if result.functional is not None:       # 6. --functional: corrupts findings, and `wrong`
@@ -199,14 +199,14 @@ def _emulated_bases(table):
     the driver's check passes, region 2 is the fast memory: the NPU may use all of it and no
     more, so the emulator bounds the region by the fast memory's size."""
     fast = table.fast_memory
-    bases = [npu.Base(b.region, b.address, b.size) for b in table.bases]
+    bases = [npu.api.Base(b.region, b.address, b.size) for b in table.bases]
     fast_memory = fast_size = 0
     # size unknown: the driver substitutes, but its check cannot be judged
     if fast is not None and fast.given and fast.size is not None and len(bases) > FAST_SCRATCH_REGION:
         if bases[FAST_SCRATCH_REGION].size > fast.size:
             fast_memory, fast_size = fast.address, fast.size   # the emulated driver fails the invoke
         else:
-            bases[FAST_SCRATCH_REGION] = npu.Base(FAST_SCRATCH_REGION, fast.address, fast.size)
+            bases[FAST_SCRATCH_REGION] = npu.api.Base(FAST_SCRATCH_REGION, fast.address, fast.size)
     known = [b for b, t in zip(bases, table.bases) if not t.unknown]    # never emulated at 0
     return known, fast_memory, fast_size
 

@@ -15,7 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from npu.records import Record
-from npu.soc import Soc, board_for, default_soc, load_soc, soc_names
+from npu.soc import Soc
+from npu.socfile import board_for, default_soc, load_soc, soc_names
 from weaklink.bind.fastmem import INIT, DriverInit
 
 BASE_REG = 1            # ethosu_init(drv, base_address, ...): r1 under the AAPCS
@@ -38,7 +39,7 @@ class SocChoice(Record):
 
     @property
     def ref(self) -> str:
-        """What npu.run's `soc` takes: the preset's name or the file."""
+        """What npu.api.run's `soc` takes: the preset's name or the file."""
         return self.soc.name if self.soc.origin == "preset" else self.soc.origin
 
     @property

@@ -10,7 +10,7 @@ from __future__ import annotations
 import textwrap
 
 from npu.plot import draw_timeline
-from npu.soc import load_soc
+from npu.socfile import load_soc
 from weaklink.check.report import CheckReport
 from weaklink.errors import require
 

@@ -9,8 +9,17 @@ from __future__ import annotations
 
 import json
 
+from weaklink.check import check_image
+from weaklink.check.gate import gate as make_gate
+from weaklink.check.plot import plot
 from weaklink.commands import add_npu_target
-from weaklink.errors import require
+from weaklink.errors import InputError, ToolchainMissing, require
+from weaklink.ci.output import add_options, check_outputs, emit
+from weaklink.ci.results import from_check
+from weaklink.read.image import Image
+from weaklink.read.ldmap import parse_map
+from weaklink.run import DEFAULT_TIMEOUT, run as run_firmware
+from weaklink.run.compare import compare, joint_json, joint_table, not_run_json, not_run_table
 
 
 def add_parser(sub) -> None:
@@ -50,7 +59,6 @@ def add_parser(sub) -> None:
                    help="exit 0 on verdict unknown (the report still says what the image does not say)")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.add_argument("--plot", metavar="FILE.png", help="draw the memory map with the regions placed, and the NPU timeline")
-    from weaklink.ci.output import add_options
     add_options(p)
     p.set_defaults(run=run, accepts_extra=False)
 
@@ -58,13 +66,6 @@ def add_parser(sub) -> None:
 def run(args) -> int:
     if args.plot:
         require("matplotlib", "--plot", "plot")     # before the emulation, not after it
-    from weaklink.check import check_image
-    from weaklink.check.gate import gate as make_gate
-    from weaklink.read.image import Image
-    from weaklink.read.ldmap import parse_map
-    from weaklink.ci.output import check_outputs, emit
-    from weaklink.ci.results import from_check
-
     check_outputs(args)
     gate = make_gate(args.fail_on, args.allow_unknown)
     # the image and the map, each read once: the check, --run and the source lines use them
@@ -76,8 +77,6 @@ def run(args) -> int:
                          vela_ini=args.vela_ini, functional=args.functional,
                          link_inputs=args.link_input, arena=args.arena)
     if args.plot:
-        from weaklink.check.plot import plot
-
         plot(report, args.plot)
     status = 1 if gate.failed(report.verdict) else 0
     doc = report.to_json()
@@ -98,10 +97,6 @@ def _with_run(args, image, report, doc: dict, status: int) -> tuple[str, int]:
     joint report and the exit status (1 also when the run disagrees). An image that cannot
     run keeps check's report, with why it did not run (exit 1: the comparison asked for is
     unknown)."""
-    from weaklink.errors import InputError, ToolchainMissing
-    from weaklink.run import DEFAULT_TIMEOUT, run as run_firmware
-    from weaklink.run.compare import compare, joint_json, joint_table, not_run_json, not_run_table
-
     if args.timeout is not None and args.timeout <= 0:
         raise InputError(None, f"--timeout {args.timeout:g}: expected a positive number of seconds")
     try:

@@ -7,6 +7,10 @@ from __future__ import annotations
 
 import json
 
+from weaklink.demo import run_demo
+from weaklink.demo.diffs import run_diffs
+from weaklink.demo.fixtures import firmware as fixtures
+from weaklink.demo.tflm import run_tflm_demo
 from weaklink.errors import require
 
 
@@ -36,8 +40,6 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
-    from weaklink.demo.fixtures import firmware as fixtures
-
     fixtures.use_fixtures(args.fixtures)
     # Vela compiles the fixture networks (its TFLite builders need flatbuffers); nothing is
     # built before both are known to be there.
@@ -46,16 +48,10 @@ def run(args) -> int:
     if args.plot:
         require("matplotlib", "--plot", "plot")
     if args.diff:
-        from weaklink.demo.diffs import run_diffs
-
         report = run_diffs(cache=args.cache)
     elif args.story == "tflm":
-        from weaklink.demo.tflm import run_tflm_demo
-
         report = run_tflm_demo(cache=args.cache)
     else:
-        from weaklink.demo import run_demo
-
         report = run_demo(cache=args.cache, plot_dir=args.plot, linker=args.linker,
                           run=args.execute, timeout=args.timeout)
     print(json.dumps(report.to_json(), indent=2) if args.json else report.to_table())

@@ -10,7 +10,9 @@ from __future__ import annotations
 import json
 import os
 
+from weaklink import fvp
 from weaklink.errors import UsageError
+from weaklink.fvp import params, shims
 
 
 def add_parser(sub) -> None:
@@ -42,9 +44,6 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
-    from weaklink import fvp
-    from weaklink.fvp import params, shims
-
     if args.install_shims:
         for path in shims.install(args.install_shims):
             print(path)
@@ -70,8 +69,6 @@ def run(args) -> int:
 
 
 def _list(args, model: dict) -> int:
-    from weaklink.fvp import params
-
     report = {"schema_version": 1, "model": args.model,
               "default_accelerator": f"{model['family']}-{model['num_macs']}",
               "system_config": args.system_config or model["system_config"],

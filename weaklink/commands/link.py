@@ -8,7 +8,14 @@ Exit status: 0 the link would succeed, 1 it would fail, 2 bad input or usage.
 from __future__ import annotations
 
 import argparse
+import gc
 import sys
+from pathlib import Path
+
+from weaklink.errors import UsageError
+from weaklink.resolve import compare, link, link_driver, lld
+from weaklink.resolve.compiler_driver import is_driver
+from weaklink.resolve.lld.cmdline import parse as parse_lld
 
 EPILOG = """Exit status: 0 the link would succeed, 1 it would fail, 2 bad input or usage.
 Everything after the options above is ld's own command line, or, after --, a compiler-driver
@@ -62,9 +69,6 @@ def _ld_args(args) -> list[str]:
 
 def _model(args):
     """The LinkResult for the command line after the options: ld's, or a driver's after --."""
-    from weaklink.resolve import link, link_driver
-    from weaklink.resolve.compiler_driver import is_driver
-
     rest = _ld_args(args)
     kw = {"trace": args.trace_symbol, "why_not": args.why_not}
     if args.extra[:1] == ["--"] and rest and is_driver(rest[0]):
@@ -104,12 +108,16 @@ def _answers(args, result) -> list[str]:
 
 def run(args) -> int:
     """The command, with the cyclic collector paused until it is done: the model's records
-    (hundreds of thousands on a large link) hold no cycles, so reference counting frees them
-    when _run returns, and no collector pass walks them after the model (resolve/nogc.py)."""
-    from weaklink.resolve.nogc import no_gc
-
-    with no_gc():
+    (hundreds of thousands on a large link) hold no cycles, so reference counting frees them,
+    and the collector's passes over them cost a 2,000-object link a quarter of its time
+    (benchmarks/bench_link.py)."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
         return _run(args)
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 def _run(args) -> int:
@@ -136,10 +144,6 @@ def _run(args) -> int:
 
 
 def _run_compare(args) -> int:
-    from weaklink.errors import UsageError
-    from weaklink.resolve import compare, link
-    from weaklink.resolve import lld
-
     if sorted(args.compare.split(",")) != ["gnu", "lld"]:
         raise UsageError(f"--compare {args.compare!r}: only 'gnu,lld' is supported")
     ld_args = _ld_args(args)
@@ -149,11 +153,6 @@ def _run_compare(args) -> int:
 
 
 def _run_lld(args) -> int:
-    from pathlib import Path
-
-    from weaklink.resolve import lld
-    from weaklink.resolve.lld.cmdline import parse as parse_lld
-
     ld_args = _ld_args(args)
     result = lld.link(ld_args)
     why_file = parse_lld(ld_args).why_extract

@@ -13,6 +13,7 @@ import json
 import sys
 
 from weaklink.commands import add_npu_target
+from weaklink.run import DEFAULT_TIMEOUT, run as run_firmware
 
 
 def add_parser(sub) -> None:
@@ -33,8 +34,6 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
-    from weaklink.run import DEFAULT_TIMEOUT, run as run_firmware
-
     report = run_firmware(args.firmware, accelerator=args.accelerator, system_config=args.system_config,
                           memory_mode=args.memory_mode, soc=args.soc, functional=args.functional,
                           timeout=args.timeout if args.timeout is not None else DEFAULT_TIMEOUT,

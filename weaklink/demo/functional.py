@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
-import npu
+import npu.api
 from npu.records import Record
 from weaklink.check.functional import default_inputs
 
@@ -51,7 +51,7 @@ def functional_cell(report, tflite: Path) -> FunctionalCell | None:
         return None
     want = None
     if tflite.is_file():
-        model = npu.load_model(report.table.model_bytes, report.file)
+        model = npu.api.load_model(report.table.model_bytes, report.file)
         want = _litert(tflite, default_inputs(model))
     if want is None:
         return FunctionalCell("apart", f.outputs_equal, f.output_bytes_differing, f.output_bytes)

@@ -18,12 +18,12 @@ from __future__ import annotations
 
 import os
 import shlex
+import shutil
 import subprocess
 from collections.abc import Sequence
 
 from weaklink.errors import InputError, UsageError
 from weaklink.resolve import response_files
-from weaklink.toolchain import on_path
 
 _LINKERS = ("collect2", "ld", "ld.bfd", "arm-none-eabi-ld", "arm-none-eabi-ld.bfd")
 _COMPILERS = ("cc1", "cc1plus", "cc1obj", "as", "arm-none-eabi-as", "lto1")
@@ -44,8 +44,8 @@ def is_driver(word: str, cwd: str | None = None) -> bool:
         return False
     path = word if os.path.isabs(word) or cwd is None else os.path.join(cwd, word)
     if os.sep in word:
-        return os.path.isfile(path) and os.access(path, os.X_OK) and not _is_input(path)
-    return on_path(word) is not None and not os.path.exists(path)
+        return shutil.which(path) is not None and not _is_input(path)
+    return shutil.which(word) is not None and not os.path.exists(path)
 
 
 def _is_input(path: str) -> bool:

@@ -4,21 +4,20 @@ that leave BRAM empty), with the Ethos-U served by `npu/` through the debugger.
 `run(elf, accelerator=..., system_config=..., memory_mode=...)` boots the image, serves the
 NPU's register page (weaklink.run.session), and returns a RunReport: the UART text, the exit
 code, and each NPU job with the bases the driver programmed. The modules, in the order of the
-data flow: `image` (what the image needs of the board: `board`), `qemu` (the emulator), `rsp`
-(the GDB remote-protocol client), `loadstore` and `device` (the register page as a device), `job`
-(a command stream on `npu/`), `session` (the loop), `report`.
+data flow: `image` (what the image needs of the board: npu.socfile.qemu_board), `qemu` (the
+emulator), `rsp` (the GDB remote-protocol client), `loadstore` and `device` (the register page
+as a device), `job` (a command stream on `npu/`), `session` (the loop), `report`.
 """
 from __future__ import annotations
 
 import time
 
 from npu.hw import accelerator as npu_accelerator, load_vela_ini
-from npu.soc import default_soc
+from npu.socfile import default_soc, qemu_board
 
 from weaklink.errors import InputError
 from weaklink.read.image import Image
 from weaklink.run import image as run_image
-from weaklink.run.board import board_for
 from weaklink.run.report import RunReport
 from weaklink.run.session import Session
 
@@ -46,7 +45,7 @@ def run(elf, *, accelerator: str, system_config: str, memory_mode: str, soc: str
     ini = load_vela_ini(vela_ini)         # a config it lacks: one line, before QEMU starts
     ini.system_config(system_config)
     ini.memory_mode(memory_mode)
-    board = board_for(soc, default_soc(acc))
+    board = qemu_board(soc, default_soc(acc))
     image = run_image.load(elf if isinstance(elf, Image) else Image.from_path(elf, stripped=True), board)
     fields = dict(session or {})
     hooks = fields.pop("hooks", None)         # a function of the image: its breakpoints and their hooks

@@ -8,10 +8,10 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass, field
 
+from npu.soc import QemuBoard
 from weaklink.errors import InputError
 from weaklink.read import elfstructs as S
 from weaklink.read.image import Image
-from weaklink.run.board import Board
 from weaklink.run.irq import wait_sites
 # Exception numbers of the fault vectors (Armv8-M): NMI, HardFault, MemManage, BusFault,
 # UsageFault, SecureFault.
@@ -29,7 +29,7 @@ STUB_BYTES = 32
 @dataclass(frozen=True)
 class RunImage:
     path: str
-    board: Board
+    board: QemuBoard
     initial_sp: int
     reset: int
     handlers: dict[int, int]          # exception number -> handler address (Thumb bit clear)
@@ -48,7 +48,7 @@ class RunImage:
         return f"{text} ({fn.name}+0x{pc - fn.address:x})" if fn else text
 
 
-def load(image: Image, board: Board) -> RunImage:
+def load(image: Image, board: QemuBoard) -> RunImage:
     """What `run` needs of `image` (read with Image.from_path(..., stripped=True): a stripped
     image boots too, with no name for its PCs)."""
     path, elf = image.name, image.elf
@@ -91,14 +91,14 @@ class NotOnBoard(InputError):
     """A segment at an address the board has no memory for: the image cannot boot there.
     `kind` is "code" (a segment that loads bytes) or "memory" (one that only occupies)."""
 
-    def __init__(self, path, board: Board, address: int, size: int, verb: str):
+    def __init__(self, path, board: QemuBoard, address: int, size: int, verb: str):
         self.kind = "code" if verb == "loads" else "memory"
         self.address, self.machine = address, board.machine
         super().__init__(path, f"a segment {verb} 0x{address:08x}..0x{address + size:08x}, outside "
                                f"{board.machine}'s memory (for a {board.soc} image: {board.describe()})")
 
 
-def _in_memory(path, board: Board, address: int, size: int, verb: str) -> None:
+def _in_memory(path, board: QemuBoard, address: int, size: int, verb: str) -> None:
     if size and board.memory_at(address, size) is None:
         raise NotOnBoard(path, board, address, size, verb)
 
@@ -111,7 +111,7 @@ def _read(elf, loads, address: int, size: int) -> bytes | None:
     return None
 
 
-def _stub_address(path, elf, loads, board: Board) -> int:
+def _stub_address(path, elf, loads, board: QemuBoard) -> int:
     """STUB_BYTES at the top of a RAM the image leaves unused (ITCM first: code memory, secure
     alias; never DDR), for the few instructions that raise the NPU's interrupt from inside the
     guest."""

@@ -15,7 +15,7 @@ import struct
 from collections import namedtuple
 from dataclasses import dataclass, field
 
-import npu
+import npu.api
 from npu.emulate.ops import op_accesses, operations
 from npu.errors import InputError
 from npu.functional.engine import Engine
@@ -80,13 +80,13 @@ class Invocation(Record):
     stream_size: int
     bases: list[RunBase]
     mode: str                 # functional | timing
-    result: object = None     # npu.RunResult
+    result: object = None     # npu.api.RunResult
     written: list[Span] = field(default_factory=list)  # put into guest memory
     interrupt: bool = False   # the completion interrupt was raised
     interrupt_at: str | None = None    # what delivered it: wfe | wfi | status poll | register read | next job | timeout
     interrupt_pc: int | None = None    # where the CPU was then
     note: str | None = None
-    hardware: object = None   # npu.RunResult without the firmware's sizes (an `error` job)
+    hardware: object = None   # npu.api.RunResult without the firmware's sizes (an `error` job)
 
     JSON = ("index", "pc", "stream_address", "stream_size", "bases", "status", "cycles",
             "diagnosis=result.diagnosis", "mode", "interrupt", "interrupt_at", "interrupt_pc",
@@ -123,21 +123,21 @@ def run_job(start: Start, index: int, pc: int, memory, *, accelerator: str, syst
     (`required`), and otherwise runs for timing with the reason in the job's note."""
     stream = memory.read(start.qbase, start.qsize) if start.qsize else b""
     where = f"command stream at 0x{start.qbase:08x} ({start.qsize} bytes, from QBASE/QSIZE)"
-    model = npu.load_model(wrap_stream(stream, accelerator), where)
+    model = npu.api.load_model(wrap_stream(stream, accelerator), where)
     regions = sorted(set(start.basep) | model.regions_used())
     bases = [RunBase(r, start.basep.get(r, 0), (sizes or {}).get(r),
                      "ethosu_invoke_v3" if sizes and r in sizes else "not visible at the register level")
              for r in regions]
-    emulate = functools.partial(npu.run, model, accelerator=accelerator, system_config=system_config,
+    emulate = functools.partial(npu.api.run, model, accelerator=accelerator, system_config=system_config,
                                 memory_mode=memory_mode, soc=soc, vela_ini=vela_ini,
                                 stream_address=start.qbase - WRAPPER if start.qbase >= WRAPPER else 0)
-    result = emulate(bases=[npu.Base(b.region, b.address, b.size or 0) for b in bases])
+    result = emulate(bases=[npu.api.Base(b.region, b.address, b.size or 0) for b in bases])
     job = Invocation(index, pc, start.qbase, start.qsize, bases,
                      "functional" if functional else "timing", result)
     if result.status == "error" and any(b.size for b in bases):
         # The emulator bounds each region by the size the firmware passed; the NPU has no such
         # bound and runs on: its own run is the same stream with the sizes left out.
-        job.hardware = emulate(bases=[npu.Base(b.region, b.address, 0) for b in bases])
+        job.hardware = emulate(bases=[npu.api.Base(b.region, b.address, 0) for b in bases])
     if functional and job.completed.status != "hang":
         try:
             job.written = compute(model, accelerator, {b.region: b.address for b in bases}, memory)

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 
 from npu.hw import accelerator as npu_accelerator
 from npu.hw import load_vela_ini
-from npu.soc import load_soc
+from npu.socfile import load_soc
 
 from weaklink.errors import InputError
 from weaklink.run import rsp

@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from weaklink.demangle import demangle
+from weaklink.demangle import demangle_many
 from weaklink.read.ldmap import parse_map
 from weaklink.read.linkmap import LinkMap
 from weaklink.resolve.result import (DISCARDED_SECTION, MULTIPLE_DEFINITION, REQUIRED_UNDEFINED,
@@ -95,7 +95,10 @@ def recorded_run(returncode: int, stderr: str, map_path: str | Path | None):
 
 def differences(model: LinkResult, ld, *, demangled: bool = False, args: list[str] = ()) -> list[str]:
     """Differences between the model and the real ld; [] when they agree."""
-    name = demangle if demangled else (lambda s: s)
+    name = lambda s: s  # noqa: E731
+    if demangled:
+        name = demangle_many([*(e.symbol for e in model.errors), *(x.symbol for x in model.extracted),
+                              *model.symbols, *model.cref]).__getitem__
     diffs = []
     if model.ok != ld.ok:
         diffs.append(f"ok: model {model.ok}, ld {ld.ok}")

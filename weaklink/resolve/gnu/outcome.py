@@ -8,7 +8,6 @@ from weaklink.resolve.gcgraph import member_name
 from weaklink.resolve.gnu import linker_defined
 from weaklink.resolve.gnu import rules as R
 from weaklink.resolve.gnu.driver import LinkState
-from weaklink.resolve.nogc import no_gc
 from weaklink.resolve.result import (DISCARDED_SECTION, ENTRY_NOT_FOUND, MULTIPLE_DEFINITION,
                                      Collected,
                                      REQUIRED_UNDEFINED,
@@ -17,11 +16,6 @@ from weaklink.resolve.result import (DISCARDED_SECTION, ENTRY_NOT_FOUND, MULTIPL
 from weaklink.resolve.script import DISCARD, RuleSet, rule_matches
 
 _DEFINED = (R.DEFINED, R.DEFWEAK, R.COMMON)
-
-
-def _symbols_quietly(s: LinkState) -> dict[str, SymbolInfo]:
-    with no_gc():
-        return symbols(s)
 
 
 def symbol_info(s: LinkState, sym: R.Sym) -> SymbolInfo:
@@ -267,7 +261,7 @@ def build(s: LinkState, *, cref: bool = False, trace=(), why_not=()) -> LinkResu
                       for m, r, name in s.extracted)
     return LinkResult(
         ok=ok, errors=tuple(errors), warnings=tuple(warnings), no_effect=o.no_effect,
-        loaded=tuple(s.files), extracted=extracted, symbol_table=lambda: _symbols_quietly(s),
+        loaded=tuple(s.files), extracted=extracted, symbol_table=lambda: symbols(s),
         symbol_count=lambda: symbol_count(s),
         cref=cref_table(s) if cref else {}, trace=trace_lines(s, trace),
         why_not=tuple(why_not), gc_sections=s.opts.gc_sections,

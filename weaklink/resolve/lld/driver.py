@@ -6,7 +6,9 @@ as a flat list of passes.
   inputs      left to right: objects are parsed (definitions and commons first, then
               references, ObjFile::initializeSymbols); archive members and --start-lib objects
               become lazy symbols, one lazy file per member, in member order; an extraction
-              parses the member at once, recursively; --whole-archive loads every member
+              parses the member at once, its own extractions first (depth first, on an
+              explicit stack: chains through many archives go thousands deep); --whole-archive
+              loads every member
   entry       -u again, then the entry symbol extracts its lazy member ("--entry")
   postParse   COMDAT losers and duplicate definitions, after every file is read; a winning
               definition in a discarded COMDAT section becomes undefined
@@ -100,6 +102,8 @@ class LldLinker:
         self._fs = self.inputs.fs
         self.next_group = 0
         self.in_group = False
+        self.parsing = False            # a parse is under way: an extraction waits for it
+        self.pending = None             # the extraction the last reference asked for
 
     # -- passes, in the order lld runs them ------------------------------------------------------
     def run(self) -> LldState:
@@ -250,15 +254,38 @@ class LldLinker:
                 done = True                      # ObjFile::parseLazy stops once extracted
 
     def _extract(self, sym: R.Sym, lid: int, ref, backref_from: int, record_owner: bool):
-        """Parse a lazy file now; record it for --why-extract after its own extractions.
-        `ref` is the referencing file id, an option name, or None (<internal>). lld records
-        the extracted file when a lazy symbol met a reference, but the symbol's owner after
-        the extraction when a reference (or -u, --entry) met a lazy symbol (`record_owner`)."""
+        """Parse a lazy file now (during a parse: after the reference that asked, before the
+        next one); record it for --why-extract after its own extractions. `ref` is the
+        referencing file id, an option name, or None (<internal>). lld records the extracted
+        file when a lazy symbol met a reference, but the symbol's owner after the extraction
+        when a reference (or -u, --entry) met a lazy symbol (`record_owner`)."""
         lf = self.s.lazies[lid]
         if lf.extracted:
             return
         lf.extracted = True
-        self.load(lf.load(), lf.group, lf.short, lf.path if lf.archive is not None else None)
+        job = self._extraction(lid, sym, ref, backref_from, record_owner)
+        if self.parsing:
+            self.pending = job
+        else:
+            self._run(job)
+
+    def _run(self, job) -> None:
+        """Run a parse and the extractions it causes, depth first: each parse stops after a
+        reference that extracts, until that member (with its own extractions) is parsed."""
+        self.parsing, stack = True, [job]
+        try:
+            while stack:
+                if next(stack[-1], None) is None:
+                    stack.pop()
+                else:
+                    stack.append(self.pending)
+                    self.pending = None
+        finally:
+            self.parsing = False
+
+    def _extraction(self, lid: int, sym: R.Sym, ref, backref_from: int, record_owner: bool):
+        lf = self.s.lazies[lid]
+        yield from self._parse(lf.load(), lf.group, lf.short, lf.path if lf.archive is not None else None)
         member = lf.name
         if record_owner and sym.kind in (R.DEFINED, R.COMMON) and sym.file >= 0:
             member = self.s.files[sym.file].name
@@ -268,8 +295,15 @@ class LldLinker:
             self.s.backrefs.setdefault(sym.name, (backref_from, lid))
 
     def load(self, obj: ObjectFile, group: int, short: str, archive: str | None) -> int:
+        """Parse an object, with the extractions it causes; its file id."""
+        fid = len(self.s.files)
+        self._run(self._parse(obj, group, short, archive))
+        return fid
+
+    def _parse(self, obj: ObjectFile, group: int, short: str, archive: str | None):
         """ObjFile::parse: COMDAT groups, then definitions and commons, then references (so
-        that a reference never extracts a member for a name this file defines)."""
+        that a reference never extracts a member for a name this file defines). Yields after
+        each reference that extracts a member (`pending`)."""
         s = self.s
         fid = len(s.files)
         name = obj.name if archive is None else f"{archive}({os.path.basename(short)})"
@@ -290,7 +324,8 @@ class LldLinker:
         undefined = table.undefined
         for name, _, weak, *_ in refs:
             undefined(syms.get(name) or get(name), fid, weak)
-        return fid
+            if self.pending is not None:
+                yield True
 
     # -- after all input ------------------------------------------------------------------------------
     def _post_parse(self):
