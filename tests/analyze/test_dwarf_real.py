@@ -1,7 +1,7 @@
 """The DWARF reader (weaklink.read.dwarf) on real -g firmware (Zephyr, Himax WE2, Alif E7: GCC,
 DWARF 4 and 5 units side by side, newlib's and libstdc++'s units), against pyelftools. The
-images are third-party builds kept outside the repository ($WEAKLINK_REALFW, /work/realfw by
-default): each test is skipped where its image is absent."""
+images are third-party builds kept outside the repository, in the directory $WEAKLINK_REAL_FW
+names: each test is skipped where its image is absent (and all of them without the variable)."""
 from __future__ import annotations
 
 import io
@@ -17,14 +17,16 @@ from weaklink.read.dwarf import dwarf_of
 from weaklink.read.dwarf.forms import constant
 from weaklink.read.image import Image
 
-REAL = Path(os.environ.get("WEAKLINK_REALFW", "/work/realfw"))
+REAL = Path(os.environ["WEAKLINK_REAL_FW"]) if os.environ.get("WEAKLINK_REAL_FW") else None
 IMAGES = ["zephyr/out/zephyr.elf", "himax/out/allon_sensor_tflm/allon_sensor_tflm.elf",
           "alif/out/he-sram/ethos-u-alif_kws.elf"]
 
 
 @pytest.fixture(scope="module", params=IMAGES)
 def real(request):
-    path = REAL / request.param
+    path = REAL / request.param if REAL is not None else None
+    if path is None:
+        pytest.skip("WEAKLINK_REAL_FW is not set (real firmware is kept outside the repository)")
     if not path.is_file():
         pytest.skip(f"{path}: not here (real firmware is kept outside the repository)")
     image = Image.from_path(path)
