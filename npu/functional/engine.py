@@ -169,8 +169,10 @@ class Engine:
         oh, ow, oc = geo.ofm_shape
         mode = cmd.fields.get("pooling_mode", "")
         if mode.endswith("REDUCE_SUM"):
-            # the sum over the IFM's channels at each position (a 1x1 kernel, one OFM channel)
-            return self._output_scale(x.sum(axis=2, keepdims=True), regs, ifm_bits, ofm)
+            # the sum over the IFM's channels at each position (a 1x1 kernel, one OFM channel),
+            # scaled by OFM_SCALE's multiplier and shift on a 32-bit IFM too (scale.py)
+            scale, shift = self._ofm_scale(regs)
+            return rescale(x.sum(axis=2, keepdims=True), scale, shift, ofm.round_mode)
         x = x[:, :, :oc]
         scale, shift = self._ofm_scale(regs)
         if mode.endswith("MAX"):

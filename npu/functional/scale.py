@@ -9,7 +9,7 @@ Facts:
   by ``shift - 31``, ties away from zero); ``ROUND_MODE_TRUNCATE`` truncates toward zero;
   ``ROUND_MODE_NATURAL`` adds half and floors (ties toward +infinity).
 - A global OFM scale (``OFM_SCALE_MODE_GLOBAL``) comes from ``NPU_SET_OFM_SCALE``.
-- 32-bit IFMs (elementwise and reduce-sum operations on int32): the NPU applies only the
+- 32-bit IFMs of elementwise operations (int32): the NPU applies only the
   shift of ``OFM_SCALE``, not its multiplier, to the 64-bit result. Two of Vela 5.2.0's
   lowerings rest on that: int8 softmax programs a Q31 multiply (gemmlowp's
   SaturatingRoundingDoublingHighMul, a product divided by 2**31) as an int32 MUL with
@@ -17,6 +17,15 @@ Facts:
   IFM by the quantised alpha itself while programming the same multiplier again as the OFM
   scale (``tflite_graph_optimiser.py``). The shift rounds half up (DBL and NATURAL: the
   doubling high multiply's rounding) or toward zero (TRUNCATE).
+- A reduce sum (``POOLING_MODE_REDUCE_SUM``) over a 32-bit IFM gets the whole ``OFM_SCALE``,
+  multiplier and shift. Vela 5.1.0 lowers a TOSA MATMUL for the U55 (ExecuTorch's
+  ``torch.mm``) to a transpose, an int8 MUL into int32, and a reduce sum whose OFM_SCALE
+  (measured: scale 8421505, shift 32) carries the whole output rescale, which would give 0
+  with the shift alone; ExecuTorch runs that lowering on the Corstone-300 FVP in its CI
+  (pytorch/executorch backends/arm/test/ops/test_mm.py, ``test_mm_u55_INT``). With the
+  multiplier applied, an ExecuTorch ``add_mul`` stream equals the TOSA reference model's
+  output bit for bit. The softmax streams of tests/npu/test_functional_softmax.py (Vela
+  5.2.0's, and the older Vela's int32 reduce sum) give the same outputs either way.
 - ``ACTIVATION_MIN``/``MAX`` are 16-bit: on a 32-bit OFM they do not clamp unless
   ``activation_clip_range`` forces an 8/16-bit range (Vela programs -32768..32767 for int32
   OFMs whose values, the softmax's exp sums, reach 2**31).

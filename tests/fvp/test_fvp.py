@@ -137,6 +137,17 @@ def test_semihosting_file_io_with_the_cwd_and_command_line(images, tmp_path):
     assert "Test_result: PASS" in out and STOPPED in out
 
 
+def test_semihosting_console_handles_print_on_stdout(images, tmp_path):
+    # newlib's rdimon writes stdout and stderr through SYS_OPEN(":tt") handles; an FVP prints
+    # both on its terminal, and ExecuTorch's runner logs every line through stderr
+    (tmp_path / "in.bin").write_bytes(b"abcd")
+    done = fvp("-C", "mps3_board.uart0.out_file=-", "-C", f"cpu0.semihosting-cwd={tmp_path}",
+               "-C", "cpu0.semihosting-cmd_line=r -i in.bin -o o.bin", images["semihost_io"], cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "tt stdout: written\n" in done.stdout and "tt stderr: written\n" in done.stdout
+    assert "Test_result: PASS" in done.stdout and "qemu-system-arm:" not in done.stdout
+
+
 def test_heapinfo_is_qemus_without_the_fvp_parameters(images, tmp_path):
     (tmp_path / "in.bin").write_bytes(b"abcd")
     done = fvp("-C", f"cpu0.semihosting-cwd={tmp_path}", "-C", "cpu0.semihosting-cmd_line=r -i in.bin -o o.bin",

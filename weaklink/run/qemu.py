@@ -5,8 +5,14 @@ The command line (QEMU 7.2 options):
 - `-chardev file,... -serial chardev:uart`: UART0, the firmware's console, into a file;
 - `-semihosting-config enable=on,target=native,chardev=semihosting`: QEMU itself serves
   semihosting calls (SYS_EXIT ends the run with the firmware's exit status); their console
-  output goes into a file of its own (without `chardev=`, QEMU 7.2 writes it to its stderr,
-  among its own messages: measured);
+  output (SYS_WRITEC, SYS_WRITE0) goes into a file of its own (without `chardev=`, QEMU 7.2
+  writes it to its stderr, among its own messages: measured). The file handles newlib's
+  rdimon opens on `:tt` for stdout and stderr (SYS_OPEN modes 4 and 8) are QEMU's own stdout
+  and stderr instead (QEMU 7.2 semihosting/arm-compat-semi.c, SYS_OPEN of ":tt"; measured:
+  ExecuTorch's semihosting runner logs with fprintf(stderr)). An FVP prints all of these on
+  its terminal, so QEMU's stdout and stderr are the same file, opened for appending, with the
+  chardev appending too (`append=on`): one console in the order written. QEMU's own messages
+  there are the lines that start with its program name and a colon (QEMU's error_report);
 - `-gdb chardev:gdb -S`: the CPU waits at reset for the debugger;
 - `-kernel FIRMWARE.elf`: the ELF's segments are loaded where they say.
 
@@ -66,7 +72,7 @@ def command(qemu: str, machine: str, elf: str, uart: Path, gdb: Path | None,
     if semihosting is None:
         argv += ["-semihosting-config", config]
     else:
-        argv += ["-chardev", f"file,id=semihosting,path={_value(semihosting)}",
+        argv += ["-chardev", f"file,id=semihosting,path={_value(semihosting)},append=on",
                  "-semihosting-config", f"{config},chardev=semihosting"]
     for path, address in options.data:
         argv += ["-device", f"loader,file={_value(path)},addr=0x{address:x},force-raw=on"]
@@ -81,8 +87,8 @@ class Qemu:
     workdir: tempfile.TemporaryDirectory
     uart: Path
     gdb: Path
-    semihosting: Path
-    stderr: Path
+    semihosting: Path                            # the console: chardev, QEMU's stdout and stderr
+    own: bytes                                   # how QEMU's own lines there start
 
     @classmethod
     def start(cls, machine: str, elf: str, options: Options = Options()) -> "Qemu":
@@ -90,24 +96,33 @@ class Qemu:
         work = tempfile.TemporaryDirectory(prefix="weaklink-run-")
         root = Path(work.name)
         uart, gdb = root / "uart.txt", root / "gdb.sock"
-        semihosting, err = root / "semihosting.txt", root / "stderr.txt"
-        with open(err, "wb") as e:
+        semihosting = root / "semihosting.txt"
+        with open(semihosting, "ab") as console:
             proc = subprocess.Popen(command(qemu, machine, str(Path(elf).resolve()), uart, gdb, semihosting,
                                             options),
-                                    stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=e,
+                                    stdin=subprocess.DEVNULL, stdout=console, stderr=console,
                                     cwd=options.cwd)
-        return cls(proc, work, uart, gdb, semihosting, err)
+        return cls(proc, work, uart, gdb, semihosting, Path(qemu).name.encode() + b":")
 
     def uart_text(self) -> bytes:
         return self.uart.read_bytes() if self.uart.exists() else b""
 
+    def _console(self) -> list[bytes]:
+        text = self.semihosting.read_bytes() if self.semihosting.exists() else b""
+        return text.splitlines(keepends=True)
+
     def semihosting_text(self) -> bytes:
-        return self.semihosting.read_bytes() if self.semihosting.exists() else b""
+        """The firmware's semihosting console so far, without QEMU's own lines. A last line not
+        yet ended that could still become one of them is held back, so the text only grows."""
+        lines = self._console()
+        if lines and not lines[-1].endswith(b"\n") and self.own.startswith(lines[-1][:len(self.own)]):
+            lines.pop()
+        return b"".join(line for line in lines if not line.startswith(self.own))
 
     def errors(self) -> str:
         """QEMU's own complaints, without the board's notice about its unconnected NIC."""
-        text = self.stderr.read_text(errors="replace") if self.stderr.exists() else ""
-        return "\n".join(line for line in text.splitlines() if "has no peer" not in line).strip()
+        own = (line.decode(errors="replace").rstrip() for line in self._console() if line.startswith(self.own))
+        return "\n".join(line for line in own if "has no peer" not in line).strip()
 
     def cpu_seconds(self) -> float | None:
         """The CPU time QEMU's threads have run so far (its vCPU's among them): the sum of
