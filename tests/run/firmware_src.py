@@ -44,10 +44,10 @@ void Reset_Handler(void) { uart[4] = 16u; uart[2] = 1u; semihosting_exit(main())
 
 
 def build_firmware(directory: Path, main_c: str = "", asm: str = "", name: str = "fw",
-                   startup: str = STARTUP) -> Path:
+                   startup: str = STARTUP, script: str = LINKER_SCRIPT) -> Path:
     """main_c (with the startup above, or another) and optional assembly, linked for mps3-an547."""
     directory.mkdir(parents=True, exist_ok=True)
-    (directory / "fw.ld").write_text(LINKER_SCRIPT)
+    (directory / "fw.ld").write_text(script)
     sources = [directory / "startup.c"]
     sources[0].write_text(startup)
     if main_c:

@@ -43,6 +43,33 @@ def test_an_image_for_another_board(capsys, run_variants, cross_toolchain):
     assert "0x12000000" in err and "outside mps3-an547's memory" in err
 
 
+# Arm's ethos-u core_platform targets/corstone-300/platform.ld (used by TFLM's
+# cortex_m_corstone_300 target, with TFLM's patch putting .bss in SRAM, 32 MiB there) gives .bss,
+# the heap and the stack a PT_NULL program header (`:null`): those sections are in no PT_LOAD.
+# QEMU's SRAM at 0x31000000 is 4 MiB.
+NULL_SEGMENT_BSS = """
+MEMORY { ITCM (rx) : ORIGIN = 0x10000000, LENGTH = 0x80000
+         DTCM (rw) : ORIGIN = 0x30000000, LENGTH = 0x80000
+         SRAM (rw) : ORIGIN = 0x31000000, LENGTH = 0x2000000 }
+PHDRS { rom_exec PT_LOAD; null PT_NULL; }
+ENTRY(Reset_Handler)
+SECTIONS {
+  .text : { KEEP(*(.vectors)) *(.text*) *(.rodata*) } > ITCM :rom_exec
+  .bss : { *(.bss* COMMON) } > SRAM :null
+  .stack (COPY) : { . = ALIGN(8); . = . + 0x4000; __stack_top = .; } > DTCM :null
+}
+"""
+
+
+def test_memory_in_no_load_segment_past_the_board(capsys, tmp_path, cross_toolchain):
+    elf = build_firmware(tmp_path, "static char big[5 << 20]; void say(const char *); "
+                                   "int main(void) { for (unsigned i = 0; i < sizeof big; i += 4096) "
+                                   "big[i] = 1; say(\"done\\n\"); return big[4096]; }",
+                         script=NULL_SEGMENT_BSS)
+    err = one_line(capsys, ["run", str(elf), *U55, "--timeout", "10"])
+    assert "section .bss occupies 0x31000000..0x31500000, outside mps3-an547's memory" in err
+
+
 def test_a_crash_gives_the_faulting_pc_and_the_uart_tail(capsys, qemu, cross_toolchain, tmp_path):
     elf = build_firmware(tmp_path, 'void say(const char *); int main(void) { say("1\\n"); say("2\\n"); '
                                    'say("3\\n"); say("about to crash\\n"); __builtin_trap(); return 0; }')

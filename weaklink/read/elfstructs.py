@@ -30,6 +30,7 @@ GRP_COMDAT = 0x1
 # A compressed section (gABI): an Elf32_Chdr (ch_type, ch_size, ch_addralign: u32 each), then
 # the compressed bytes.
 SHF_COMPRESSED, ELFCOMPRESS_ZLIB, CHDR_SIZE = 0x800, 1, 12
+SHF_TLS = 0x400
 
 # Symbol binding (st_info >> 4) and type (st_info & 0xf).
 STB_LOCAL, STB_GLOBAL, STB_WEAK = 0, 1, 2

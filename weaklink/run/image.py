@@ -58,6 +58,13 @@ def load(image: Image, board: QemuBoard) -> RunImage:
     for p in loads:
         _in_memory(path, board, p.p_paddr, p.p_filesz, "loads")
         _in_memory(path, board, p.p_vaddr, p.p_memsz, "occupies")
+    # Memory the image uses that no PT_LOAD covers: Arm's ethos-u core_platform linker scripts
+    # (targets/corstone-300/platform.ld) give .bss, the heap and the stack a PT_NULL header.
+    # (.tbss is a template that takes no memory where it is placed: ELF gABI, TLS.)
+    for i, s in enumerate(elf.shdrs):
+        if s.sh_flags & (S.SHF_ALLOC | S.SHF_TLS) == S.SHF_ALLOC and s.sh_size and not any(
+                p.p_vaddr <= s.sh_addr and s.sh_addr + s.sh_size <= p.p_vaddr + p.p_memsz for p in loads):
+            _in_memory(path, board, s.sh_addr, s.sh_size, "occupies", f"section {elf.section_name(i)}")
     vectors = _read(elf, loads, board.vector_table, 8 + 4 * max(FAULTS) - 4)
     if vectors is None:
         raise InputError(path, f"no vector table at 0x{board.vector_table:08x}: a {board.soc} image "
@@ -91,16 +98,16 @@ class NotOnBoard(InputError):
     """A segment at an address the board has no memory for: the image cannot boot there.
     `kind` is "code" (a segment that loads bytes) or "memory" (one that only occupies)."""
 
-    def __init__(self, path, board: QemuBoard, address: int, size: int, verb: str):
+    def __init__(self, path, board: QemuBoard, address: int, size: int, verb: str, what: str = "a segment"):
         self.kind = "code" if verb == "loads" else "memory"
         self.address, self.machine = address, board.machine
-        super().__init__(path, f"a segment {verb} 0x{address:08x}..0x{address + size:08x}, outside "
+        super().__init__(path, f"{what} {verb} 0x{address:08x}..0x{address + size:08x}, outside "
                                f"{board.machine}'s memory (for a {board.soc} image: {board.describe()})")
 
 
-def _in_memory(path, board: QemuBoard, address: int, size: int, verb: str) -> None:
+def _in_memory(path, board: QemuBoard, address: int, size: int, verb: str, what: str = "a segment") -> None:
     if size and board.memory_at(address, size) is None:
-        raise NotOnBoard(path, board, address, size, verb)
+        raise NotOnBoard(path, board, address, size, verb, what)
 
 
 def _read(elf, loads, address: int, size: int) -> bytes | None:
