@@ -19,6 +19,7 @@ import pytest
 from npu.socfile import qemu_board
 from weaklink import toolchain
 from weaklink.cachedir import REPO
+from weaklink.read.image import Image
 from weaklink.run import run
 from weaklink.run.image import load
 from weaklink.run.irq import RUNNING_READS
@@ -177,7 +178,7 @@ waits:
     out = subprocess.run([toolchain.tool("objdump"), "-d", str(elf)], capture_output=True, text=True).stdout
     expected = {int(m.group(1), 16): m.group(2) for m in
                 re.finditer(r"^\s*([0-9a-f]+):\s+[0-9a-f ]+\s+(wfe|wfi)(?:\.w)?\s*$", out, re.M)}
-    found = {address: kind for address, (kind, _) in load(elf, qemu_board("corstone-300", "corstone-300")).waits.items()}
+    found = {address: kind for address, (kind, _) in load(Image.from_path(elf), qemu_board("corstone-300", "corstone-300")).waits.items()}
     assert len(expected) == 5 and found == expected
 
 
