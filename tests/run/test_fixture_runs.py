@@ -99,8 +99,8 @@ def test_missing_override_hangs_where_check_says(run_variants, name):
     # the same fault: the region check names, at the same command, for the same reason
     assert job.result.fault_region == static.run.fault_region == 2
     assert job.result.diagnosis == static.run.diagnosis
-    assert report.diagnosis().startswith("region 2 base 0x0 (BASEP2")
-    assert "ethosu_invoke_v3" in report.diagnosis()       # where the firmware waits
+    assert report.diagnosis.startswith("region 2 base 0x0 (BASEP2")
+    assert "ethosu_invoke_v3" in report.diagnosis       # where the firmware waits
     assert report.failure() is None
 
 
