@@ -13,7 +13,6 @@ from functools import cached_property, partial
 
 from npu.records import Record
 
-from npu.socfile import load_soc
 from weaklink.errors import InputError
 from weaklink.read import elfstructs as S
 
@@ -162,6 +161,8 @@ def from_link_map(memory, path: str) -> RegionMap:
 def from_board(board: str) -> RegionMap:
     """A preset's memories, or a SoC file's (FILE.toml in the schema of npu/data/soc.toml, or a
     Zephyr build's zephyr.dts), as npu's loader reads and checks them."""
+    from npu.socfile import load_soc                # --board: the SoC loader and its TOML
+
     soc = load_soc(board)
     return RegionMap(tuple(Region(m.name, m.origin, m.length) for m in soc.memories), "board")
 

@@ -13,9 +13,8 @@ import sys
 from pathlib import Path
 
 from weaklink.errors import UsageError
-from weaklink.resolve import compare, link, link_driver, lld
+from weaklink.resolve import link, link_driver
 from weaklink.resolve.compiler_driver import is_driver
-from weaklink.resolve.lld.cmdline import parse as parse_lld
 
 EPILOG = """Exit status: 0 the link would succeed, 1 it would fail, 2 bad input or usage.
 Everything after the options above is ld's own command line, or, after --, a compiler-driver
@@ -144,6 +143,8 @@ def _run(args) -> int:
 
 
 def _run_compare(args) -> int:
+    from weaklink.resolve import compare, lld       # --compare: both models
+
     if sorted(args.compare.split(",")) != ["gnu", "lld"]:
         raise UsageError(f"--compare {args.compare!r}: only 'gnu,lld' is supported")
     ld_args = _ld_args(args)
@@ -153,6 +154,9 @@ def _run_compare(args) -> int:
 
 
 def _run_lld(args) -> int:
+    from weaklink.resolve import lld                # --flavor lld: ld.lld's model
+    from weaklink.resolve.lld.cmdline import parse as parse_lld
+
     ld_args = _ld_args(args)
     result = lld.link(ld_args)
     why_file = parse_lld(ld_args).why_extract
