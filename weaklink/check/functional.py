@@ -2,7 +2,7 @@
 
 1. owners of the address space: every NPU region at the base the backend passes, the model
    blob where it sits in the image, and every data object of the image (ELF symbols);
-2. the functional run at those bases (done by npu.run): every NPU read and write, with its
+2. the functional run at those bases (done by npu.api.run): every NPU read and write, with its
    operation and absolute address range;
 3. `corrupts` findings: writes over bytes another region, the model or a symbol still needs
    (npu.functional.corruption says when bytes are still needed);

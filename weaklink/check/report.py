@@ -51,7 +51,7 @@ class OperatorCheck(Record):
     table: BaseAddressTable
     needs: dict[int, int]
     findings: tuple[Finding, ...]
-    run: object                              # npu.RunResult
+    run: object                              # npu.api.RunResult
     functional: object | None = None         # weaklink.check.functional.FunctionalCheck (--functional)
     cannot_tell: str | None = None           # why the verdict is `unknown` (what the image does not say)
 
@@ -96,7 +96,7 @@ class CheckReport(Record):
     fast_scratch: FastScratch | None
     needs: dict[int, int]
     findings: tuple[Finding, ...]
-    run: object                              # npu.RunResult of the worst operator
+    run: object                              # npu.api.RunResult of the worst operator
     operators: tuple[OperatorCheck, ...]     # one per base-address table (never empty)
     functional: object | None = None         # the worst operator's FunctionalCheck (--functional)
     # What the verdict rests on that the image does not show (each one sentence, with why it
