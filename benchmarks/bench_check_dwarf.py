@@ -7,7 +7,7 @@ What is measured: the wall time, CPU time and peak RSS of `weaklink check` (star
 included), on a firmware image with DWARF to which objcopy adds a zero-filled allocated
 PROGBITS section of --pool-mb MiB (the shape of the ExecuTorch runner's method and scratch
 pools: 60-140 MB images with about a thousand symbols). Without --elf the image is the -g
-TFLM fixture (weaklink.demo.fixtures.tflm, network-tester-debug-u55); give a real -g build with
+TFLM fixture (weaklink.builders.tflm, network-tester-debug-u55); give a real -g build with
 --elf (its newlib and libstdc++ units are then in .debug_info too). check reads only the
 DWARF units that mention the symbols it asks about, and searches the pool in the image's
 map, so neither time nor memory should grow with the pool or the libraries' DWARF.
@@ -31,7 +31,7 @@ U55 = ("ethos-u55-128", "Ethos_U55_High_End_Embedded", "Shared_Sram")
 
 
 def fixture_elf() -> Path:
-    from weaklink.demo.fixtures import tflm as fixtures_tflm
+    from weaklink.builders import tflm as fixtures_tflm
 
     variant = next(v for v in fixtures_tflm.VARIANTS if v.name == "network-tester-debug-u55")
     return Path(fixtures_tflm.build_variant(variant).elf)

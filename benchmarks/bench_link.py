@@ -182,7 +182,7 @@ def bench_small(opts) -> None:
 
 def bench_driver(opts) -> None:
     """A gcc-driver link with newlib, modelled by a fresh `weaklink link -- gcc …` process."""
-    from weaklink.demo.fixtures import firmware as fixtures
+    from weaklink.builders import firmware as fixtures
     app = fixtures.build_npuapp()
     out = Path(tempfile.mkdtemp()) / "bench.elf"
     real = [*app.argv[:-2], "-o", str(out)]

@@ -43,8 +43,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import bench_analyze  # noqa: E402  (the installed tool, the 10k and 200k images)
 
-from weaklink.demo.fixtures import firmware as fx  # noqa: E402
-from weaklink.demo.fixtures import release as rel  # noqa: E402
+from weaklink.builders import firmware as fx  # noqa: E402
+from weaklink.builders import release as rel  # noqa: E402
 from weaklink import toolchain  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]

@@ -29,7 +29,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from weaklink.demo.fixtures import firmware as fixtures  # noqa: E402
+from weaklink.builders import firmware as fixtures  # noqa: E402
 from weaklink.run import run  # noqa: E402
 from weaklink.run.qemu import command, qemu_path  # noqa: E402
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from weaklink import toolchain
-from weaklink.demo.fixtures import firmware as fixtures, release as fixtures_release
+from weaklink.builders import firmware as fixtures, release as fixtures_release
 
 NPU_TARGET = ("--accelerator", "ethos-u85-256", "--system-config", "Ethos_U85_SYS_DRAM_Mid",
               "--memory-mode", "Dedicated_Sram_384KB")

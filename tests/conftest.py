@@ -38,6 +38,6 @@ def cross_toolchain():
 
 @pytest.fixture(scope="session")
 def firmware(cross_toolchain):
-    from weaklink.demo.fixtures import firmware as fixtures
+    from weaklink.builders import firmware as fixtures
 
     return {o.variant.name: o for o in fixtures.build()}

@@ -103,7 +103,7 @@ def test_fvp_list_params(capsys):
 
 
 def test_npu_run_and_decode(firmware, capsys):
-    from weaklink.demo.fixtures import firmware as fixtures
+    from weaklink.builders import firmware as fixtures
 
     blob = str(fixtures.model_blob("u85"))
     code, doc = run_json(capsys, ["run", "--json", blob, *U85], cli=npu_main)

@@ -1,4 +1,4 @@
-"""Every finding rule on the real fixture firmware (weaklink.demo.fixtures.firmware: the ExecuTorch
+"""Every finding rule on the real fixture firmware (weaklink.builders.firmware: the ExecuTorch
 fast-scratch story on Corstone-300/320)."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Zero false warnings: the noise fixture (weaklink.demo.fixtures.noise) carries each trait that
+"""Zero false warnings: the noise fixture (weaklink.builders.noise) carries each trait that
 made `analyze` warn falsely on Zephyr's, Himax's and Alif's real images, beside the genuine case
 that must stay, built with the real arm-none-eabi-gcc/g++ and ld."""
 from __future__ import annotations
@@ -10,7 +10,7 @@ import pytest
 
 from weaklink import toolchain
 from weaklink.analyze import analyze, extraction
-from weaklink.demo.fixtures.noise import build_noise
+from weaklink.builders.noise import build_noise
 from weaklink.read.ldmap import parse_map
 
 OVERRIDES = "override-not-extracted"

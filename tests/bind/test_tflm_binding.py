@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from weaklink.demo.fixtures import tflm as fixtures_tflm
+from weaklink.builders import tflm as fixtures_tflm
 from weaklink.bind import load_binding, resolve_tables
 from weaklink.errors import InputError
 from weaklink.read.image import Image

@@ -9,8 +9,8 @@ import pytest
 
 from weaklink.check import check
 from weaklink.cli import main
-from weaklink.demo.fixtures import firmware as fx
-from weaklink.demo.fixtures import tflm as fixtures_tflm
+from weaklink.builders import firmware as fx
+from weaklink.builders import tflm as fixtures_tflm
 from weaklink.errors import InputError
 
 BOARDS = fx.FIRMWARE / "boards"

@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from weaklink.demo.fixtures import firmware as fixtures
+from weaklink.builders import firmware as fixtures
 from weaklink.check import check
 from weaklink.cli import main
 

@@ -14,7 +14,7 @@ U85 = ["--accelerator", "ethos-u85-256", "--system-config", "Ethos_U85_SYS_DRAM_
 
 @pytest.fixture(scope="module")
 def unknown_image(cross_toolchain):
-    from weaklink.demo.fixtures import tflm
+    from weaklink.builders import tflm
 
     (v,) = [v for v in tflm.VARIANTS if v.name == "fast-via-pointer-u85"]
     return tflm.build_variant(v).elf

@@ -19,7 +19,7 @@ void platform_npu_init(void)
 
 
 def _relink(outcome, tmp_path, fast_bytes):
-    from weaklink.demo.fixtures import firmware as fixtures
+    from weaklink.builders import firmware as fixtures
 
     src = tmp_path / "platform.c"
     src.write_text(PLATFORM)

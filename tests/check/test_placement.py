@@ -9,7 +9,7 @@ import npu.api
 from npu.api import Base
 from npu.hw import load_vela_ini
 from npu.socfile import load_soc
-from weaklink.demo.fixtures import firmware as fixtures, tflm as fixtures_tflm
+from weaklink.builders import firmware as fixtures, tflm as fixtures_tflm
 from weaklink.check import check
 from weaklink.check.static import placement_findings
 from weaklink.rules import REGION_NOT_IN_ASSUMED_MEMORY

@@ -20,7 +20,7 @@ U85 = ("--accelerator", "ethos-u85-256", "--system-config", "Ethos_U85_SYS_DRAM_
 
 @pytest.fixture(scope="module")
 def release(cross_toolchain):
-    from weaklink.demo.fixtures import release as fixtures_release
+    from weaklink.builders import release as fixtures_release
 
     return {i.variant.name: i for i in fixtures_release.build()}
 
@@ -162,7 +162,7 @@ def test_functional_check_on_a_mapped_image_with_the_six_entry_blob(release, cap
     (["-fno-PIC", "-mpure-code"], "built by a MOVW/MOVT pair at"),  # R_ARM_THM_MOVW/MOVT_ABS
 ])
 def test_code_evidence_in_literal_pools_and_movw_movt(release, tmp_path, flags, form):
-    from weaklink.demo.fixtures import firmware as fixtures, release as fixtures_release
+    from weaklink.builders import firmware as fixtures, release as fixtures_release
 
     image = release["release-u85"]
     root = fixtures.cache_dir()

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from weaklink.demo.fixtures import tflm as fixtures_tflm
+from weaklink.builders import tflm as fixtures_tflm
 from weaklink.check import check
 from weaklink.cli import main
 

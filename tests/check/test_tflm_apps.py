@@ -1,5 +1,5 @@
 """`weaklink check` on TFLM applications that hand TFLM its arena and model the ways real
-projects do (weaklink.demo.fixtures.tflm_apps, built with arm-none-eabi-g++): the arena read
+projects do (weaklink.builders.tflm_apps, built with arm-none-eabi-g++): the arena read
 from the code where the code shows it, found by convention (and said to be assumed) where it
 does not, unknown (never base 0) where neither tells; a model read from outside the image."""
 from __future__ import annotations
@@ -14,7 +14,7 @@ from weaklink.bind.arena import _objects as arena_objects
 from weaklink.bind.tflmcalls import entries
 from weaklink.check import check
 from weaklink.cli import main
-from weaklink.demo.fixtures import tflm_apps
+from weaklink.builders import tflm_apps
 from weaklink.read.image import Image
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))

@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 
 from weaklink.cli import main
-from weaklink.demo.fixtures.tflm import VARIANTS
+from weaklink.builders.tflm import VARIANTS
 
 
 def test_tflm_story_table_and_json(cross_toolchain, capsys):

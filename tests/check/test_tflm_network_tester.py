@@ -21,7 +21,7 @@ import pytest
 
 import npu.api
 from weaklink import toolchain
-from weaklink.demo.fixtures import firmware as fixtures, tflm as fixtures_tflm
+from weaklink.builders import firmware as fixtures, tflm as fixtures_tflm
 from weaklink.check import check
 from weaklink.check.report import EXIT_FAILED, VERDICT_RANK
 from npu.cli import main as npu_main

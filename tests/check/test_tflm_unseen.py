@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from weaklink import toolchain
-from weaklink.demo.fixtures import firmware as fixtures, tflm as fixtures_tflm
+from weaklink.builders import firmware as fixtures, tflm as fixtures_tflm
 from weaklink.check import check
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))

@@ -59,7 +59,7 @@ def package_dir() -> Path:
 
 @pytest.fixture(scope="module")
 def models(cross_toolchain, tmp_path_factory) -> dict:
-    from weaklink.demo.fixtures import firmware, tflm
+    from weaklink.builders import firmware, tflm
 
     out = tmp_path_factory.mktemp("models")
     tflite = firmware.vela_tflite("u85")

@@ -39,7 +39,7 @@ def test_lld_words_the_missing_fast_scratch_its_own_way(demo_lld, firmware):
 
 
 def test_override_in_archive_is_not_extracted_by_lld_either(demo_lld):
-    from weaklink.demo.fixtures import firmware as fixtures
+    from weaklink.builders import firmware as fixtures
     out = {o.variant.name: o for o in fixtures.build(linker="lld")}
     o = out["weak-override-in-archive-u85"]
     why = o.why_extract.read_text()

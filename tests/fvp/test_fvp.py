@@ -232,7 +232,7 @@ def test_tflm_shaped_script_passes_and_fails_on_its_pass_string(images, shims, t
 def test_tflm_shaped_script_on_an_npu_image(cross_toolchain, qemu, shims, tmp_path):
     """A runner that invokes the NPU (fixtures/firmware/runners) through the shim: its job runs on
     npu/, and the PMU cycle count it reads is the emulator's."""
-    from weaklink.demo.fixtures import firmware as fixtures
+    from weaklink.builders import firmware as fixtures
 
     outcome = fixtures.build([fixtures.Variant("weak", "example", "u55")])[0]
     done = subprocess.run(["bash", str(SCRIPTS / "tflm_shaped.sh"), str(outcome.elf), "Application exit code: 0.",

@@ -6,7 +6,7 @@ import pytest
 import weaklink.cli as cli
 from npu.errors import InputError, one_line
 from weaklink import toolchain
-from weaklink.demo.fixtures import firmware as fixtures
+from weaklink.builders import firmware as fixtures
 from weaklink.read.elf import ElfFile
 
 NPU_U85 = ["--accelerator", "ethos-u85-256", "--system-config", "Ethos_U85_SYS_DRAM_Mid",

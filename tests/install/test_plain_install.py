@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from weaklink import toolchain
-from weaklink.demo.fixtures import firmware as fixtures
+from weaklink.builders import firmware as fixtures
 
 REPO = Path(__file__).resolve().parents[2]
 NPU_U85 = ["--accelerator", "ethos-u85-256", "--system-config", "Ethos_U85_SYS_DRAM_Mid",

@@ -144,7 +144,7 @@ def test_start_stop_symbols_follow_the_output_section(sc, script, defined):
 
 def test_fpic_runner_link_agrees_with_ld(cross_toolchain):
     """The Release-shaped C++ runner, -fPIC with a GOT, linked with its -T script."""
-    from weaklink.demo.fixtures import firmware as fixtures, release as fixtures_release
+    from weaklink.builders import firmware as fixtures, release as fixtures_release
     from weaklink.scenario import Scenario
 
     image = fixtures_release.build([fixtures_release.VARIANTS[1]])[0]

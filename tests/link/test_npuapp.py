@@ -10,7 +10,7 @@ import pytest
 from snippets import needs_toolchain
 
 import weaklink.resolve
-from weaklink.demo.fixtures import firmware as fixtures
+from weaklink.builders import firmware as fixtures
 from weaklink.cli import main
 from weaklink.resolve.gnu.oracle import differences, recorded_run
 
@@ -85,7 +85,7 @@ def _readme_blocks():
 @needs_toolchain
 def test_readme_driver_example_is_this_output(app, capsys, monkeypatch):
     """The README's `weaklink link -- arm-none-eabi-gcc …` example, byte for byte."""
-    from weaklink.demo.fixtures import firmware as fx
+    from weaklink.builders import firmware as fx
     argv, expected, part = _readme_blocks()
     assert argv[:2] == ["weaklink", "link"]
     argv = [str(fx._npuapp() / "npuapp.ld") if a.endswith("npuapp.ld") else a for a in argv]

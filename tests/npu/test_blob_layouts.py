@@ -14,7 +14,7 @@ from npu.read.blob import BLOCK_HEAD, FLAGS_AT, read_blob, write_blob
 
 @pytest.fixture(scope="module")
 def blobs(cross_toolchain):
-    from weaklink.demo.fixtures import firmware as fixtures, release as fixtures_release
+    from weaklink.builders import firmware as fixtures, release as fixtures_release
 
     return fixtures.model_blob("u85").read_bytes(), fixtures_release.blob("u85").read_bytes()
 

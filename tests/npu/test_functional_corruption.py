@@ -11,7 +11,7 @@ import pytest
 from npu.functional import FunctionalRun
 from npu.functional.corruption import MODEL, REGION, SYMBOL, Owner, find_corruptions, separate_placement
 from npu.functional.memory import Access
-from weaklink.demo.fixtures import firmware as fixtures
+from weaklink.builders import firmware as fixtures
 from weaklink.check import check
 from weaklink.cli import main as weaklink_main
 

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import npu.api
-from weaklink.demo.fixtures import firmware as fixtures
+from weaklink.builders import firmware as fixtures
 
 
 @pytest.mark.parametrize("target", ["u55", "u85"])

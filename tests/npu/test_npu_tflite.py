@@ -12,7 +12,7 @@ from npu.cli import main as npu_main
 from npu.errors import InputError
 from npu.read.model import load_models
 from npu.read.tflite import read_tflite
-from weaklink.demo.fixtures import firmware as fixtures
+from weaklink.builders import firmware as fixtures
 
 U85 = ("--accelerator", "ethos-u85-256", "--system-config", "Ethos_U85_SYS_DRAM_Mid",
        "--memory-mode", "Dedicated_Sram_384KB")

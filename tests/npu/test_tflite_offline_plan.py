@@ -8,7 +8,7 @@ import pytest
 
 from npu.read.model import load_model, load_models
 from npu.read.tflite import read_tflite
-from weaklink.demo.fixtures import firmware as fixtures, tflm as fixtures_tflm
+from weaklink.builders import firmware as fixtures, tflm as fixtures_tflm
 
 CONFIGS = [("u55", "tiny"), ("u85", "tiny"), ("u85", "split")]
 

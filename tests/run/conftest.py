@@ -21,7 +21,7 @@ def qemu():
 def run_variants(cross_toolchain, qemu):
     """The images that boot on mps3-an547: the U55 rows and the story's rows built for U65 and
     for u85tcm (Corstone-320 without BRAM), by name."""
-    from weaklink.demo.fixtures import firmware as fixtures
+    from weaklink.builders import firmware as fixtures
     from weaklink.demo.runs import RUN_VARIANTS
 
     wanted = [v for v in fixtures.VARIANTS if v.target == "u55"] + list(RUN_VARIANTS) \

@@ -12,7 +12,7 @@ import re
 import pytest
 
 from weaklink.demo import runs
-from weaklink.demo.fixtures import firmware as fixtures
+from weaklink.builders import firmware as fixtures
 from weaklink.check import check
 from weaklink.cli import main
 from weaklink.run import run
@@ -128,7 +128,7 @@ def test_u85_override_in_sram_runs_with_litert_bytes_on_the_corstone_320_map(run
 def test_a_corstone_320_image_that_uses_bram_is_one_line(run_variants, capsys):
     """The story's U85 rows keep ExecuTorch's layout (code in BRAM): the loader names the
     address, the board's memory for Corstone-320 and the region QEMU lacks."""
-    from weaklink.demo.fixtures import firmware as fixtures
+    from weaklink.builders import firmware as fixtures
 
     u85 = fixtures.build([fixtures.Variant("weak", "example", "u85")])[0]
     code = main(["run", str(u85.elf), *_flags(U85)])

@@ -35,7 +35,7 @@ def test_not_an_arm_image(capsys):
 
 
 def test_an_image_for_another_board(capsys, run_variants, cross_toolchain):
-    from weaklink.demo.fixtures import firmware as fixtures
+    from weaklink.builders import firmware as fixtures
 
     u85 = fixtures.build([fixtures.Variant("weak", "custom", "u85")])[0]
     err = one_line(capsys, ["run", str(u85.elf), "--accelerator", "ethos-u85-256", "--system-config",

@@ -9,7 +9,7 @@ import json
 
 from weaklink.demo import run_demo
 from weaklink.demo.diffs import run_diffs
-from weaklink.demo.fixtures import firmware as fixtures
+from weaklink.builders import firmware as fixtures
 from weaklink.demo.tflm import run_tflm_demo
 from weaklink.errors import require
 

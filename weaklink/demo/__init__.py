@@ -1,7 +1,7 @@
 """`weaklink demo`: the ExecuTorch fast-scratch story, from real builds to NPU verdicts.
 
 For every fixture variant, in order:
-1. build it with the real toolchain (weaklink.demo.fixtures.firmware: objects, archives, ELF, map);
+1. build it with the real toolchain (weaklink.builders.firmware: objects, archives, ELF, map);
 2. predict the link with the resolution model, from the same ld command line, and compare the
    prediction with what arm-none-eabi-ld did (exit status, errors, extracted members, the
    defining file of every symbol);
@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from weaklink.demo.fixtures import firmware as fixtures
+from weaklink.builders import firmware as fixtures
 from weaklink.check import check
 from weaklink.check.plot import plot
 from weaklink.demo.functional import functional_cell

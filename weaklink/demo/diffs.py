@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from npu.records import Record, to_json
-from weaklink.demo.fixtures import firmware as fixtures
+from weaklink.builders import firmware as fixtures
 from weaklink.diff import diff
 from weaklink.diff.comparison import GATES
 from weaklink.diff.render import render

@@ -22,9 +22,9 @@ from pathlib import Path
 import numpy as np
 
 from npu.records import Record
-from weaklink.demo.fixtures import firmware as fixtures
+from weaklink.builders import firmware as fixtures
 from weaklink.errors import InputError
-from weaklink.demo.fixtures.firmware import Variant
+from weaklink.builders.firmware import Variant
 from weaklink.run import run
 from weaklink.run.compare import compare
 from weaklink.run.image import NotOnBoard

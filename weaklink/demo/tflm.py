@@ -1,6 +1,6 @@
 """`weaklink demo --story tflm`: TensorFlow Lite Micro firmware and the driver's fast-memory rule.
 
-Every TFLM-shaped fixture (weaklink.demo.fixtures.tflm) is built with the real toolchain and checked:
+Every TFLM-shaped fixture (weaklink.builders.tflm) is built with the real toolchain and checked:
 the embedded Vela .tflite and its ethos-u operators, the tensor arena, the fast memory
 `ethosu_init` receives (and where that was read), what region 2 becomes, and the NPU verdict.
 """
@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from npu.records import Record
-from weaklink.demo.fixtures import tflm as fixtures_tflm
+from weaklink.builders import tflm as fixtures_tflm
 from weaklink.check import check
 from weaklink.check.report import CheckReport
 from weaklink.demo.report import size_text, table_lines
