@@ -64,7 +64,7 @@ def analyze_image(image: Image, link_map: LinkMap | None = None, *, board: str |
         notes.append(f"assumption: {ASSUMPTION}")
     found += _not_extracted(table, link_map, link_inputs, link_dir, notes,
                             expect_override)
-    found.sort(key=lambda f: (SEVERITIES.index(f.severity), f.rule, f.symbol))
+    found.sort(key=_reading_order)
 
     defined_in = attribution.table_units(table.cols)
     defined_in.update(_attribute(image, attribution, queried, found, table, weak_rows, defined_in))
@@ -80,6 +80,11 @@ def analyze_image(image: Image, link_map: LinkMap | None = None, *, board: str |
                           tuple(found), weak_rows, defined_in, tuple(notes), vague)
 
 
+def _reading_order(f: F.Finding) -> tuple:
+    """Findings as reports list them: most severe first, then by rule and symbol."""
+    return SEVERITIES.index(f.severity), f.rule, f.symbol
+
+
 def npu_findings(image: Image, link_map: LinkMap | None,
                  names: Sequence[str]) -> tuple[list[F.Finding], dict[str, str]]:
     """What weaklink check takes from the analysis: the findings that bear on the NPU verdict
@@ -90,7 +95,7 @@ def npu_findings(image: Image, link_map: LinkMap | None,
     attribution = Attribution(image, link_map)
     facts = CxxFacts(table, attribution, _comdat(attribution, link_map, None))
     found = F.near_misses(table, facts) + _not_extracted(table, link_map, None, None, [])
-    found.sort(key=lambda f: (SEVERITIES.index(f.severity), f.rule, f.symbol))
+    found.sort(key=_reading_order)
     defined = {n: hits[0] for n in names if (hits := _lookup(image, n, table))}
     units = attribution.many(list(defined.values()))
     return found, {n: units[s.index] for n, s in defined.items() if s.index in units}
