@@ -8,11 +8,11 @@ import sys
 
 from weaklink import __version__
 from weaklink.errors import UsageError
+from weaklink.ci.github import annotations
+from weaklink.ci.sarif import sarif_log
+from weaklink.ci.sourceloc import locate
 from weaklink.read.image import Image
 from weaklink import rules as catalogue
-
-# The SARIF writer (pathlib, urllib), the annotations and the DWARF source locator are imported
-# when --sarif or --github asks for them: start-up is most of a small `analyze` run.
 
 MAX_LOCATED = 200       # notes get a source line only in small reports (one DWARF walk each)
 
@@ -39,7 +39,6 @@ def emit(args, text: str, results_of, images: dict | None = None) -> None:
         out.flush()
         return
     results = results_of()
-    from weaklink.ci.sourceloc import locate
     by_image: dict[str, list[str]] = {}
     for r in results:
         if r.symbol and (r.level != "note" or len(results) <= MAX_LOCATED):
@@ -50,7 +49,6 @@ def emit(args, text: str, results_of, images: dict | None = None) -> None:
     if args.sarif:
         _write_sarif(args.sarif, results, locations, _rules(args))
     if args.github:
-        from weaklink.ci.github import annotations
         for line in annotations(results, locations):
             out.write(line + "\n")
     out.flush()
@@ -62,7 +60,6 @@ def _rules(args) -> dict:
 
 
 def _write_sarif(path: str, results, locations, rules) -> None:
-    from weaklink.ci.sarif import sarif_log
     log = sarif_log(results, rules, locations, __version__)
     tmp = path + ".tmp"
     try:
