@@ -11,7 +11,6 @@ from weaklink.errors import UsageError
 from weaklink.ci.github import annotations
 from weaklink.ci.sarif import sarif_log
 from weaklink.ci.sourceloc import locate
-from weaklink.read.image import Image
 from weaklink import rules as catalogue
 
 MAX_LOCATED = 200       # notes get a source line only in small reports (one DWARF walk each)
@@ -29,10 +28,10 @@ def check_outputs(args) -> None:
                          "--json (write --sarif FILE for machine-readable results)")
 
 
-def emit(args, text: str, results_of, images: dict | None = None) -> None:
+def emit(args, text: str, results_of, images: dict) -> None:
     """Write the report text to stdout, then the SARIF file and the annotations, if asked.
-    `images`: the weaklink.read.image.Image the command read, by path (one not given is read
-    for its source lines)."""
+    `images`: the weaklink.read.image.Image the command read, by path: the source lines are
+    read from them, not from the files again."""
     out = sys.stdout
     out.write(text)
     if not (args.sarif or args.github):
@@ -43,9 +42,8 @@ def emit(args, text: str, results_of, images: dict | None = None) -> None:
     for r in results:
         if r.symbol and (r.level != "note" or len(results) <= MAX_LOCATED):
             by_image.setdefault(r.image, []).append(r.symbol)
-    images = images or {}
     locations = {(path, name): where for path, names in by_image.items()
-                 for name, where in locate(images.get(path) or Image.from_path(path), names).items()}
+                 for name, where in locate(images[path], names).items()}
     if args.sarif:
         _write_sarif(args.sarif, results, locations, _rules(args))
     if args.github:

@@ -134,6 +134,7 @@ class DiffReport(Record):
     bases_changed: tuple[BaseChange, ...] = ()
     fail_on: tuple[str, ...] = ()
     failed: tuple[str, ...] = ()
+    images: dict = field(default_factory=dict, repr=False, compare=False)  # path -> Image read
 
     schema_version = SCHEMA_VERSION
     JSON = ("schema_version", "old", "new", "changes", "new_findings", "fixed_findings",
