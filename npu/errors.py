@@ -7,6 +7,7 @@ with exit status 2.
 """
 from __future__ import annotations
 
+import importlib
 import os
 import sys
 from collections.abc import Callable
@@ -61,7 +62,6 @@ class MissingExtra(Exception):
 
 def require(module: str, feature: str, extra: str, package: str | None = None):
     """Import an optional dependency, or raise MissingExtra naming the extra to install."""
-    import importlib
     try:
         return importlib.import_module(module)
     except ImportError:

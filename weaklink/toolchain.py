@@ -16,14 +16,19 @@ PREFIX = os.environ.get("WEAKLINK_CROSS_PREFIX", "arm-none-eabi-")
 CPU_FLAGS = ("-mcpu=cortex-m55", "-mthumb", "-mfloat-abi=hard")
 
 
+def which(*names: str, install: str) -> str:
+    """Absolute path of the first of `names` found (on PATH, or a path), or ToolchainMissing
+    naming the first and the command that installs it."""
+    path = next(filter(None, map(shutil.which, names)), None)
+    if path is None:
+        raise ToolchainMissing(f"{names[0]} not found on PATH; install it with `{install}`")
+    return path
+
+
 def tool(name: str) -> str:
     """Absolute path of arm-none-eabi-<name>, or ToolchainMissing."""
-    path = shutil.which(PREFIX + name)
-    if path is None:
-        raise ToolchainMissing(
-            f"{PREFIX}{name} not found on PATH; install it with "
-            "`apt-get install gcc-arm-none-eabi binutils-arm-none-eabi libnewlib-arm-none-eabi`")
-    return path
+    return which(PREFIX + name, install="apt-get install gcc-arm-none-eabi "
+                 "binutils-arm-none-eabi libnewlib-arm-none-eabi")
 
 
 def available() -> bool:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 from npu.errors import InputError
 from npu.functional.engine import Engine
@@ -64,17 +65,6 @@ def _read_outputs(mem: AddressSpace, model) -> tuple[np.ndarray, ...]:
     return tuple(out)
 
 
-def _one_blas_thread():
-    """The kernels' matrix products are small: BLAS worker threads only spin against the
-    element-wise passes that follow, so the engine runs single-threaded, as LiteRT does."""
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:                     # optional: without it, BLAS keeps its own threads
-        import contextlib
-        return contextlib.nullcontext()
-    return threadpool_limits(1, user_api="blas")
-
-
 def run_functional(model, accelerator, placement: dict[int, tuple[int, int]], inputs) -> FunctionalRun:
     """placement: region -> (base address, size in bytes)."""
     if accelerator.cores > 1 and not accelerator.is_u85:
@@ -115,6 +105,8 @@ def prepare(model, accelerator, placement, inputs):
 
 def _run(model, accelerator, placement, inputs) -> FunctionalRun:
     mem, engine = prepare(model, accelerator, placement, inputs)
-    with _one_blas_thread():
+    # The kernels' matrix products are small: BLAS worker threads only spin against the
+    # element-wise passes that follow, so the engine runs single-threaded, as LiteRT does.
+    with threadpool_limits(1, user_api="blas"):
         engine.run()
     return FunctionalRun(_read_outputs(mem, model), tuple(mem.writes), engine.kernels, tuple(mem.reads))

@@ -34,13 +34,6 @@ MODES = ("DOUBLE_SYMMETRIC", "NATURAL", "DOUBLE_ASYMMETRIC", "SYMMETRIC", "TRUNC
          "TRUNCATE_TO_LOWER")
 
 
-def scale_records(channels: int, ublock: int) -> int:
-    """Records Vela writes for `channels` output channels: a multiple of the micro-block
-    depth rounded up to 16."""
-    unit = -(-ublock // 16) * 16
-    return -(-channels // unit) * unit
-
-
 def decode_scales(stream: bytes, channels: int, acc48: bool, where: str) -> tuple[np.ndarray, ...]:
     """(bias, scale, shift) int64 arrays of `channels` records."""
     if len(stream) < channels * RECORD:

@@ -141,10 +141,3 @@ def _values(streams, fast, t, where, lengths) -> list[tuple[np.ndarray, np.ndarr
                                    f"registers needs {len(order)}")
         pairs.append((order, values))
     return pairs
-
-
-def padding_values(streams: tuple[bytes, ...], fast: bool, t: U85Traversal, where: str,
-                   lengths: tuple[int, ...] | None = None) -> np.ndarray:
-    """The values the streams hold at the order's padding positions (all zero in Vela's output)."""
-    lengths = tuple(lengths) if lengths is not None else tuple(len(s) for s in streams)
-    return np.concatenate([values[order < 0] for order, values in _values(streams, fast, t, where, lengths)])

@@ -9,6 +9,7 @@ import jsonschema
 import pytest
 
 from weaklink.cli import main
+from weaklink.read import elf
 from weaklink import rules
 
 SCHEMA = Path(__file__).resolve().parents[1] / "data" / "sarif-schema-2.1.0.json"
@@ -103,6 +104,25 @@ def test_diff_sarif(validator, firmware, tmp_path, capsys, monkeypatch):
     uri, line = _source_line(removed)
     assert uri.endswith("runners/example.cpp") and "dedicated_sram" in _line_text(uri, line)
     assert by[("verdict-changed", "ethosu_fast_scratch")]["level"] == "error"
+
+
+@pytest.mark.parametrize("command", ["analyze", "check", "diff"])
+def test_source_lines_come_from_the_image_read_once(command, firmware, tmp_path, capsys,
+                                                    monkeypatch):
+    """--sarif and --github locate the results in the Image the command read: each ELF's bytes
+    are read once."""
+    monkeypatch.chdir(Path(__file__).resolve().parents[2])
+    a, b = firmware["weak-example-u85"], firmware["weak-near-miss-u85"]
+    argv = {"analyze": ["analyze", str(b.elf), "--map", str(b.map)],
+            "check": ["check", str(b.elf), *U85, "--map", str(b.map)],
+            "diff": ["diff", str(a.elf), str(b.elf), "--map-old", str(a.map), "--map-new",
+                     str(b.map), "--check", *U85]}[command]
+    reads, real = [], elf._contents
+    monkeypatch.setattr(elf, "_contents", lambda path: reads.append(str(path)) or real(path))
+    main([*argv, "--sarif", str(tmp_path / "out.sarif"), "--github"])
+    assert ",line=" in capsys.readouterr().out          # an annotation with its source line
+    images = [str(a.elf), str(b.elf)] if command == "diff" else [str(b.elf)]
+    assert [p for p in reads if p in images] == images
 
 
 def test_results_outside_the_tree_use_file_uris(validator, builds, tmp_path, capsys):

@@ -10,7 +10,7 @@ import pytest
 from weaklink import toolchain
 from weaklink.cli import main
 from weaklink.errors import InputError, UsageError
-from weaklink.resolve.compiler_driver import ld_arguments, strip_plugin_options
+from weaklink.resolve.compiler_driver import ld_command, strip_plugin_options
 from weaklink.resolve.gnu.oracle import differences
 
 GCC = ["arm-none-eabi-gcc", *toolchain.CPU_FLAGS]
@@ -45,7 +45,7 @@ def test_newlib_driver_line_agrees_with_the_real_link(sc, specs, gc):
 def test_sources_on_the_line_are_refused(sc):
     (sc.root / "x.c").write_text("int main(void) { return 0; }\n")
     with pytest.raises(UsageError, match="would compile x.c"):
-        ld_arguments([*GCC, "-specs=nosys.specs", "x.c"], cwd=str(sc.root))
+        ld_command([*GCC, "-specs=nosys.specs", "x.c"], cwd=str(sc.root))
 
 
 def test_lto_ir_object_is_exit_2(sc, capsys, monkeypatch):

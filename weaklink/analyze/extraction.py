@@ -41,6 +41,9 @@ from __future__ import annotations
 import os
 
 from weaklink.errors import InputError
+from weaklink.read.archive import Archive
+from weaklink.read.objfile import K_UNDEF, ObjectFile
+from weaklink.resolve import link
 from weaklink.rules import OVERRIDE_NOT_EXTRACTED, Finding
 
 # Reasons (weaklink.resolve.gnu.explain) of a member the archive search skipped while SYM was
@@ -108,7 +111,6 @@ def _unused_api(obj, survivors: set[str], result) -> bool:
     surviving weak symbols) do not reach through its own relocations, while no loaded input
     of the link defines or references any such symbol? (The override's own data, such as
     the buffer a strong `ethosu_fast_scratch` points at, is reached; a driver's API is not.)"""
-    from weaklink.read.objfile import K_UNDEF
     defs = [r for r in obj.rows if r[1] != K_UNDEF]
     todo = [r[4] for r in defs if r[0] in survivors]
     table, seen = obj.section_table, set()
@@ -136,7 +138,6 @@ class _Inputs:
         """The ObjectFile, or None when it cannot be read."""
         if display in self._objects:
             return self._objects[display]
-        from weaklink.read.objfile import ObjectFile       # numpy, as above
         obj = None
         try:
             if display.endswith(")") and "(" in display:
@@ -153,7 +154,6 @@ class _Inputs:
 
     def _archive(self, path: str):
         if path not in self._archives:
-            from weaklink.read.archive import Archive
             self._archives[path] = Archive.from_path(os.path.join(self.link_dir, path), name=path)
         return self._archives[path]
 
@@ -212,7 +212,6 @@ def not_extracted(weak_names: list[str], args: list[str], link_dir: str | None,
     """Findings for every weak survivor whose strong definition an unextracted member held
     and that the link wanted (the module docstring's two rules). `discarded`: (file, section)
     of the map's discarded input sections."""
-    from weaklink.resolve import link      # numpy, as above
     names = weak_names[:MAX_SYMBOLS]
     survivors = set(weak_names)
     result = link(args, why_not=names, cwd=link_dir, cref=True)

@@ -3,14 +3,13 @@ Numbers are exact (hex addresses, decimal sizes); --json carries the same facts.
 from __future__ import annotations
 
 from weaklink.analyze.analysis import AnalysisReport
+from weaklink.plaintext import aligned
 
 MAX_INFO_ROWS = 20      # more weak-default infos than this are counted, not listed
 
 
 def _table(headers: tuple[str, ...], rows: list[tuple]) -> list[str]:
-    cells = [headers, *[tuple("-" if c is None else str(c) for c in r) for r in rows]]
-    widths = [max(len(r[i]) for r in cells) for i in range(len(headers))]
-    return ["  " + "  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in cells]
+    return aligned([headers, *[tuple("-" if c is None else str(c) for c in r) for r in rows]], "  ")
 
 
 def _hex(v: int | None) -> str | None:

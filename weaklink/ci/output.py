@@ -8,11 +8,10 @@ import sys
 
 from weaklink import __version__
 from weaklink.errors import UsageError
-from weaklink.read.image import Image
+from weaklink.ci.github import annotations
+from weaklink.ci.sarif import sarif_log
+from weaklink.ci.sourceloc import locate
 from weaklink import rules as catalogue
-
-# The SARIF writer (pathlib, urllib), the annotations and the DWARF source locator are imported
-# when --sarif or --github asks for them: start-up is most of a small `analyze` run.
 
 MAX_LOCATED = 200       # notes get a source line only in small reports (one DWARF walk each)
 
@@ -29,28 +28,25 @@ def check_outputs(args) -> None:
                          "--json (write --sarif FILE for machine-readable results)")
 
 
-def emit(args, text: str, results_of, images: dict | None = None) -> None:
+def emit(args, text: str, results_of, images: dict) -> None:
     """Write the report text to stdout, then the SARIF file and the annotations, if asked.
-    `images`: the weaklink.read.image.Image the command read, by path (one not given is read
-    for its source lines)."""
+    `images`: the weaklink.read.image.Image the command read, by path: the source lines are
+    read from them, not from the files again."""
     out = sys.stdout
     out.write(text)
     if not (args.sarif or args.github):
         out.flush()
         return
     results = results_of()
-    from weaklink.ci.sourceloc import locate
     by_image: dict[str, list[str]] = {}
     for r in results:
         if r.symbol and (r.level != "note" or len(results) <= MAX_LOCATED):
             by_image.setdefault(r.image, []).append(r.symbol)
-    images = images or {}
     locations = {(path, name): where for path, names in by_image.items()
-                 for name, where in locate(images.get(path) or Image.from_path(path), names).items()}
+                 for name, where in locate(images[path], names).items()}
     if args.sarif:
         _write_sarif(args.sarif, results, locations, _rules(args))
     if args.github:
-        from weaklink.ci.github import annotations
         for line in annotations(results, locations):
             out.write(line + "\n")
     out.flush()
@@ -62,7 +58,6 @@ def _rules(args) -> dict:
 
 
 def _write_sarif(path: str, results, locations, rules) -> None:
-    from weaklink.ci.sarif import sarif_log
     log = sarif_log(results, rules, locations, __version__)
     tmp = path + ".tmp"
     try:

@@ -61,6 +61,6 @@ def run(args) -> int:
                   board=args.board, symbols=args.symbol, check_options=_check_options(args),
                   fail_on=args.fail_on)
     text = report.dumps() + "\n" if args.json else render(report)
-    emit(args, text, lambda: from_diff(report))
+    emit(args, text, lambda: from_diff(report), report.images)
     return report.exit_code
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from npu.records import Record
 from weaklink.check.report import CheckReport, FastScratch
 from weaklink.demo.runs import footnotes
+from weaklink.plaintext import aligned, size_text
 
 SCHEMA_VERSION = 1
 MANGLED_PREFIX = "_Z"
@@ -83,17 +84,10 @@ class DemoRow(Record):
         return text + (", finding" if self.findings else "")
 
 
-def size_text(n: int | None) -> str:
-    if n is None:
-        return "size unknown"
-    return f"{n // 1024} KB" if n and n % 1024 == 0 else f"{n} B"
-
-
 def table_lines(head: tuple[str, ...], body: list[tuple[str, ...]]) -> list[str]:
     """Columns as wide as their widest cell, the head underlined with dashes."""
     widths = [max(len(c) for c in col) for col in zip(head, *body)]
-    line = lambda cells: "  ".join(c.ljust(w) for c, w in zip(cells, widths)).rstrip()  # noqa: E731
-    return [line(head), line("-" * w for w in widths), *map(line, body)]
+    return aligned([head, tuple("-" * w for w in widths), *body])
 
 
 LINKERS = {"gnu": ("real ld", "arm-none-eabi-ld"), "lld": ("real ld.lld", "ld.lld-16")}

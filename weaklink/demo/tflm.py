@@ -13,7 +13,8 @@ from npu.records import Record
 from weaklink.builders import tflm as fixtures_tflm
 from weaklink.check import check
 from weaklink.check.report import CheckReport
-from weaklink.demo.report import size_text, table_lines
+from weaklink.demo.report import table_lines
+from weaklink.plaintext import size_text
 
 SCHEMA_VERSION = 1
 

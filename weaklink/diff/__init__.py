@@ -86,7 +86,8 @@ def diff(old_path: str, new_path: str, *, map_old: str | None = None, map_new: s
                      f"before/after sides (at most {MAX_ATTRIBUTED} attributed per image)")
     report = DiffReport(old.file, new.file, tuple(changes), _moved(a, b, cmp), new_found, fixed,
                         queried={n: (query(old, n, att_old), query(new, n, att_new))
-                                 for n in symbols}, notes=tuple(notes))
+                                 for n in symbols}, notes=tuple(notes),
+                        images={old.file: old.table.image, new.file: new.table.image})
     if check_options is not None:
         report = _with_check(report, old, new, map_a, map_b, board, check_options)
     return replace(report, fail_on=fail_on, failed=tuple(failed_gates(report, fail_on)))

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from npu.records import Record, to_json
 from weaklink.analyze.analysis import Query
 from weaklink.demangle import demangle
+from weaklink.plaintext import size_text
 from weaklink.rules import CHANGES, Finding
 
 SCHEMA_VERSION = 1
@@ -100,7 +101,7 @@ class BaseChange(Record):
             return "0/0"
         where = f" in {fast.region}" if fast is not None and fast.region else ""
         who = f" ({b.symbol.binding} {demangle(b.symbol.name)})" if b.symbol else ""
-        return f"{b.address:#x}/{_size(b.size)}{where}{who}"
+        return f"{b.address:#x}/{size_text(b.size)}{where}{who}"
 
 
 def _base_side(b, fast) -> dict | None:
@@ -112,10 +113,6 @@ def _base_side(b, fast) -> dict | None:
             "binding": sym.binding if sym else None,
             "defined_in": sym.defined_in if sym else None,
             "memory": fast.region if fast else None, "note": b.note}
-
-
-def _size(n: int) -> str:
-    return f"{n // 1024} KB" if n and n % 1024 == 0 else f"{n} B"
 
 
 @dataclass(frozen=True)
@@ -134,6 +131,7 @@ class DiffReport(Record):
     bases_changed: tuple[BaseChange, ...] = ()
     fail_on: tuple[str, ...] = ()
     failed: tuple[str, ...] = ()
+    images: dict = field(default_factory=dict, repr=False, compare=False)  # path -> Image read
 
     schema_version = SCHEMA_VERSION
     JSON = ("schema_version", "old", "new", "changes", "new_findings", "fixed_findings",

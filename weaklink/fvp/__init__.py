@@ -18,6 +18,7 @@ from weaklink.errors import InputError, UsageError
 from weaklink.fvp import console as out
 from weaklink.fvp.params import Settings
 from weaklink.fvp.semihost import heapinfo_hooks
+from weaklink.run import run
 from weaklink.run.qemu import Options
 
 
@@ -80,8 +81,6 @@ def simulate(s: Settings, job: Job) -> int:
     """Run the image and print what the FVP prints. 0 when the simulation ran to a stop the FVP
     also has (EOT, semihosting exit, the time limit, the firmware spinning after _exit or in a
     fault handler); 1 when QEMU or the debugger failed."""
-    from weaklink.run import run
-
     if s.pmu_trace is not None:
         print(f"weaklink fvp: no PMU trace written to {s.pmu_trace}: the emulated NPU's PMU counters "
               "are served to the firmware's reads, its per-event trace is not modelled", file=sys.stderr)

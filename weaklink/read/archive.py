@@ -17,6 +17,7 @@ from functools import cached_property
 from pathlib import Path
 
 from weaklink.errors import InputError, read_input
+from weaklink.read.objfile import ObjectFile
 
 AR_MAGIC = b"!<arch>\n"
 THIN_MAGIC = b"!<thin>\n"
@@ -191,7 +192,6 @@ class Archive:
         """The parsed relocatable object of the member at `offset`, parsed on first use."""
         obj = self._objects.get(offset)
         if obj is None:
-            from weaklink.read.objfile import ObjectFile
             m = self.member(offset)
             obj = ObjectFile.from_bytes(self.member_bytes(m), self.display_name(m))
             self._objects[offset] = obj

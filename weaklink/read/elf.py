@@ -7,7 +7,9 @@ read as columns by weaklink.read.image.
 """
 from __future__ import annotations
 
+import mmap
 import os
+import stat
 import struct
 from collections import namedtuple
 from functools import cached_property
@@ -231,7 +233,6 @@ def _contents(path: str | os.PathLike):
     bytes or its one-line InputError. Like lld and the other tools that map their inputs, a
     mapped file must not be truncated in place while it is analysed; GNU ld and lld replace
     their output files rather than rewriting them."""
-    import stat
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
     except (OSError, ValueError, TypeError):
@@ -239,7 +240,6 @@ def _contents(path: str | os.PathLike):
     try:
         st = os.fstat(fd)
         if stat.S_ISREG(st.st_mode) and st.st_size >= MAP_FROM:
-            import mmap                                 # small files: not even imported
             return mmap.mmap(fd, 0, access=mmap.ACCESS_READ)
     except (OSError, ValueError):                   # a file system that cannot map: read it
         pass

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from npu.records import Record, to_json
+from weaklink.plaintext import aligned
 from weaklink.resolve.gcgraph import member_name
 from weaklink.resolve.result import (LINKER_SYMBOL_REDEFINED, MULTIPLE_DEFINITION,
                                      UNDEFINED_REFERENCE, LinkResult)
@@ -55,9 +56,7 @@ class Comparison(Record):
         rows = [("KIND", "SYMBOL", "GNU LD", "LD.LLD", "REASON")]
         rows += [(d.kind, d.symbol or "-", d.gnu or "-", d.lld or "-", d.reason)
                  for d in self.differences]
-        widths = [max(len(r[i]) for r in rows) for i in range(4)]
-        return "\n".join("  ".join([*(c.ljust(w) for c, w in zip(r[:4], widths)), r[4]])
-                         .rstrip() for r in rows)
+        return "\n".join(aligned(rows))
 
 
 class _Order:

@@ -90,11 +90,6 @@ def ld_command(argv: Sequence[str], cwd: str | None = None) -> tuple[list[str], 
     return strip_plugin_options(full), uses_plugin(full)
 
 
-def ld_arguments(argv: Sequence[str], cwd: str | None = None) -> list[str]:
-    """The ld arguments that the driver command `argv` would link with (without the program)."""
-    return ld_command(argv, cwd)[0]
-
-
 def _full_ld_arguments(argv: list[str], cwd: str | None) -> list[str]:
     if not argv:
         raise UsageError("expected a compiler driver command after --")

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from functools import cached_property
 
 from npu.records import Record, to_json
+from weaklink.plaintext import aligned
 from weaklink.resolve.cmdline import NoEffect
 
 SCHEMA_VERSION = 1
@@ -102,8 +103,7 @@ class LinkResult(Record):
         for name, s in sorted(self.symbols.items()):
             row = (name, s.binding, s.file or "-", str(s.size), s.section or "-")
             rows.append(row + (("yes" if s.kept else "no, collected"),) if gc else row)
-        widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-        return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows)
+        return "\n".join(aligned(rows))
 
     def summary(self) -> str:
         """One line: what the link loads, extracts and collects (the table needs --symbols)."""

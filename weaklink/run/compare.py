@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from npu.records import Record, to_json
 from weaklink.rules import RUN_FAILED, RUN_MISMATCH, Finding
+from weaklink.plaintext import aligned
 
 # check's verdict against how the run ended: ok/wrong complete (the firmware exits), a hang
 # never returns, an error makes the driver or the firmware fail.
@@ -140,8 +141,7 @@ def table(comparison: Comparison) -> list[str]:
     for r in comparison.rows:
         mark = "=" if r.agree else ("?" if r.agree is None else "DIFFERS")
         rows.append((str(r.job), r.field, r.check, r.run, mark))
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    return ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
+    return aligned(rows)
 
 
 def joint_json(check_json: dict, run_report, comparison: Comparison) -> dict:

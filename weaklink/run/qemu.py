@@ -25,23 +25,19 @@ resolve relative paths in (QEMU's own working directory), and raw files QEMU's g
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from weaklink.errors import ToolchainMissing
+from weaklink.toolchain import which
 
 QEMU = os.environ.get("WEAKLINK_QEMU", "qemu-system-arm")
 INSTALL = "apt-get install qemu-system-arm"
 
 
 def qemu_path() -> str:
-    path = shutil.which(QEMU)
-    if path is None:
-        raise ToolchainMissing(f"{QEMU} not found on PATH; install it with `{INSTALL}`")
-    return path
+    return which(QEMU, install=INSTALL)
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from npu.records import Record, to_json
+from weaklink.plaintext import aligned
 from weaklink.run.fault import FAULT_NUMBERS
 from weaklink.run.image import RunImage
 from weaklink.run.job import DriverCall, Invocation
@@ -238,8 +239,7 @@ def _job_lines(job: Invocation, image: RunImage) -> list[str]:
         p = ports.get(b.region)
         rows.append((str(b.region), f"0x{b.address:08x}", "-" if b.size is None else str(b.size),
                      (p.memory if p else None) or "-", (p.port if p else None) or "-"))
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    out += ["  " + "  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
+    out += aligned(rows, "  ")
     if job.status != "ok" and job.result.diagnosis:
         out.append(f"  NPU: {job.result.diagnosis}")
     if job.written:

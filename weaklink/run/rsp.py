@@ -278,15 +278,6 @@ class GdbClient:
             return int(name[1:])
         raise RspError(f"the target has no register {name!r}")
 
-    def has_register(self, name: str) -> bool:
-        return name in self.registers
-
-    def read_register(self, name: str) -> int:
-        reply = self.request(f"p{self.regnum(name):x}")
-        if not reply or reply.startswith(b"E") and len(reply) == 3:
-            raise RspError(f"reading register {name}: {reply!r}")
-        return int.from_bytes(bytes.fromhex(reply.decode()), "little")
-
     def write_register(self, name: str, value: int) -> None:
         bits = self.registers[name].bits if name in self.registers else 32
         data = (value & ((1 << bits) - 1)).to_bytes(bits // 8, "little").hex()

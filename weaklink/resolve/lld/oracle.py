@@ -10,9 +10,7 @@ by value). Scenarios that give every definition distinct contents make this exac
 """
 from __future__ import annotations
 
-import os
 import re
-import shutil
 import subprocess
 from collections import Counter
 from dataclasses import dataclass
@@ -25,10 +23,11 @@ from weaklink.read import elfstructs as S
 from weaklink.read.elf import ElfFile
 from weaklink.resolve.lld import rules as R
 from weaklink.resolve.lld.diagnostics import relocation_sites
+from weaklink.toolchain import which
 from weaklink.resolve.result import (LINKER_SYMBOL_REDEFINED, MULTIPLE_DEFINITION,
                                      UNDEFINED_REFERENCE, LinkResult)
 
-LLD_NAMES = ("ld.lld-16", "ld.lld")
+LLD_NAMES = ("ld.lld-16", "ld.lld", "/usr/lib/llvm-16/bin/ld.lld")
 _HEAD = re.compile(r"^(?:\S*ld\.lld(?:-\d+)?|ld\.lld): (error|warning): (.*)$")
 _KINDS = ((re.compile(r"^undefined symbol: (.+)$"), UNDEFINED_REFERENCE),
           (re.compile(r"^relocation refers to a symbol in a discarded section: (.+)$"),
@@ -41,14 +40,7 @@ _ENTRY = re.compile(r"^cannot find entry symbol (\S+); not setting start address
 
 
 def lld_path() -> str:
-    for name in LLD_NAMES:
-        path = shutil.which(name)
-        if path:
-            return path
-    if os.path.exists("/usr/lib/llvm-16/bin/ld.lld"):
-        return "/usr/lib/llvm-16/bin/ld.lld"
-    raise ToolchainMissing("ld.lld-16 not found on PATH; install it with "
-                           "`apt-get install lld-16`")
+    return which(*LLD_NAMES, install="apt-get install lld-16")
 
 
 def available() -> bool:
