@@ -15,7 +15,7 @@ from npu.hw import load_vela_ini
 from npu.hw import accelerator as _accel
 from npu.read.model import Model, load_model
 from npu.readonly import read_only_size
-from npu.report import ACCESS_COLUMNS, BaseReport, RunResult
+from npu.report import ACCESS_COLUMNS, STREAM_REGION, BaseReport, RunResult
 from npu.errors import InputError
 from npu.functional import run_functional
 from npu.soc import NUM_REGIONS, default_placements, reach, region_port, stream_port, timing
@@ -51,18 +51,21 @@ def _bindings(bases, soc, sysconf, mode, regions, cost_as=None, ports=None) -> t
     return out, assumed
 
 
-def _stream_fetch(model, soc, memory_mode, stream_address, port=None) -> tuple[str | None, tuple[str, ...]]:
+def _stream_fetch(model, soc, memory_mode, stream_address, port=None):
     """QBASE: the NPU fetches the command stream through the QCONFIG port. Checked only when
-    the caller says where the stream is (0 = not given): the failure, and the assumptions."""
+    the caller says where the stream is (0 = not given): the failure, the assumptions, and
+    where the fetch goes (a BaseReport of region -1, or None)."""
     if not stream_address:
-        return None, ()
+        return None, (), None
     port = port or stream_port(soc, memory_mode)
     address = stream_address + model.cop1.stream_offset
     r = reach(soc, port, address, len(model.cop1.stream))
+    fetch = BaseReport(STREAM_REGION, address, len(model.cop1.stream), r.memory.name if r.memory else None, port)
     if not r.ok:
         return (f"command stream fetch at 0x{address:08x} ({len(model.cop1.stream)} bytes) on the {port} AXI "
-                f"port (QCONFIG): unreachable, {r.reason}; the NPU never reads its first command"), r.assumptions
-    return None, r.assumptions
+                f"port (QCONFIG): unreachable, {r.reason}; the NPU never reads its first command"), \
+            r.assumptions, fetch
+    return None, r.assumptions, fetch
 
 
 def _active_cycles(records) -> int:
@@ -135,8 +138,8 @@ def run(model: Model | str | Path | bytes, *, accelerator: str, system_config: s
                            fast_memory=fast_memory, fast_memory_size=fast_memory_size)
     # A *_REGION register the stream never writes reads as 0, so every stream can reach region 0.
     bindings, timed = _bindings(driver.bases, board, sysconf, mode, model.regions_used() | {0}, cost_as, ports)
-    fetch, fetch_assumed = _stream_fetch(model, board, mode.name, stream_address,
-                                         (ports or {}).get(-1)) if driver.ok else (None, ())
+    fetch, fetch_assumed, stream = _stream_fetch(model, board, mode.name, stream_address,
+                                                 (ports or {}).get(STREAM_REGION)) if driver.ok else (None, (), None)
     if not driver.ok:
         execution = Execution("error", f"driver: ethosu_invoke_v3 returns -1: {driver.reason}", 0, [])
     elif fetch:
@@ -156,7 +159,7 @@ def run(model: Model | str | Path | bytes, *, accelerator: str, system_config: s
     return RunResult(execution.status, execution.diagnosis, acc.name, sysconf.name, mode.name, board.name,
                      reports, cycles, pmu, traffic, tuple(ops), execution.total / sysconf.core_clock,
                      sysconf.core_clock, tuple(timeline), tuple(region_traffic), execution.fault_region, computed,
-                     tuple(execution.assumptions))
+                     tuple(execution.assumptions), stream)
 
 
 def _functional(model, acc, bindings, inputs):

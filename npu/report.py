@@ -11,6 +11,10 @@ from dataclasses import dataclass, field
 from npu.records import Record, to_json
 
 SCHEMA_VERSION = 1
+# The index the driver passes its platform hooks (ethosu_address_remap, ethosu_config_select)
+# for the command stream, whose address goes to QBASE and whose port to QCONFIG
+# (ethos-u-core-driver ethosu_device_u55_u65.c, ethosu_device_u85.c)
+STREAM_REGION = -1
 # Vela memory class -> (JSON key in "cycles", Vela's per-layer column label)
 ACCESS_COLUMNS = {"Sram": ("sram_access", "SRAM AC"), "Dram": ("dram_access", "DRAM AC"),
                   "OnChipFlash": ("onchip_flash_access", "OnFlash AC"),
@@ -53,11 +57,12 @@ class RunResult(Record):
     fault_region: int | None = None               # the region whose access hung or overran
     functional: object | None = None              # npu.functional.FunctionalRun of a --functional run
     assumptions: tuple[str, ...] = ()             # what the verdict rests on (SoC model, timing)
+    stream: BaseReport | None = None              # the command stream's fetch (region -1), when its address is given
 
     schema_version = SCHEMA_VERSION
     JSON = ("schema_version", "status", "diagnosis", "accelerator", "system_config", "memory_mode",
             "soc", "bases", "cycles", "pmu", "traffic", "operations", "region_traffic",
-            "inference_time_s", "assumptions", "functional?")
+            "inference_time_s", "assumptions", "functional?", "stream?")
 
     @property
     def exit_code(self) -> int:

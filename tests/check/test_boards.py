@@ -143,11 +143,19 @@ def test_the_remap_and_port_hooks_the_image_overrides(boards):
                                  "ethosu_config_select": "overridden", "unknown": None}
     assert "npu " in report.to_table().splitlines()[[i for i, line in enumerate(report.to_table().splitlines())
                                                        if line.startswith("region")][0]]
+    # the command stream goes through the hooks too: QBASE as remapped, QCONFIG by the port rule
+    stream = j["operators"][0]["command_stream"]
+    assert stream["memory"] == "MRAM" and stream["port"] == "AXI0" and stream["region"] == -1
+    assert report.table.stream_address < stream["address"] < report.table.stream_address + 64
+    row = next(line for line in report.to_table().splitlines() if line.startswith("-  "))
+    assert "command stream" in row and f"{stream['address']:#010x}" in row and " MRAM " in row
 
     plain = _check(boards["alif-he-no-remap-u55"])
     assert plain.soc == "alif-e7-he" and plain.verdict == "hang"
     assert plain.to_json()["driver_hooks"]["ethosu_address_remap"] == "weak default"
     assert "MRAM, reachable through AXI0, not the AXI1 port" in plain.run.diagnosis
+    # no hook: QBASE and QCONFIG as passed, no row of their own
+    assert not any(line.startswith("-  ") for line in plain.to_table().splitlines())
 
 
 def test_an_override_the_soc_does_not_describe_is_unknown(boards):

@@ -57,7 +57,8 @@ class OperatorCheck(Record):
 
     JSON = ("model_symbol=table.model_symbol", "model_address=table.model_address",
             "model_format=table.model_format", "operator=table.operator",
-            "stream_address=table.stream_address", "bases=base_rows", "region_needs", "verdict",
+            "stream_address=table.stream_address", "command_stream=run.stream", "bases=base_rows",
+            "region_needs", "verdict",
             "cycles", "diagnosis=run.diagnosis", "findings=rule_ids", "cannot_tell")
 
     @property
@@ -257,6 +258,16 @@ def _bases_table(table: BaseAddressTable, run, hooks=None) -> list[str]:
         rows.append((str(b.region), b.name, "unknown" if b.unknown else f"{b.address:#010x}", *npu_at,
                      str(b.size), (p.memory if p else None) or "-", (p.port if p else None) or "-",
                      (p.timed_as if p else None) or "-", b.note))
+    stream = run.stream
+    if stream is not None and hooks is not None and (hooks.remap or hooks.config):
+        # the image's hooks decide QBASE and QCONFIG too: the stream's row says what they give
+        # the driver hands the hooks the commands' address, past the COP1 header of the
+        # operator's data: the same distance past the stream address as the NPU's fetch
+        passed = table.stream_address + stream.address - hooks.npu_address(table.stream_address)
+        npu_at = (f"{stream.address:#010x}",) if remapped else ()
+        rows.append(("-", "command stream", f"{passed:#010x}", *npu_at, str(stream.size),
+                     stream.memory or "-", stream.port or "-", "-",
+                     "the COP1 commands the NPU fetches: QBASE, through the QCONFIG port"))
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     return ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
 
