@@ -26,7 +26,7 @@ from itertools import compress
 
 from weaklink.bind.binding import ArenaRule
 from weaklink.bind.tflm import Arena
-from weaklink.bind.tflmcalls import calls_of
+from weaklink.bind.tflmcalls import Calls, name_at
 from weaklink.demangle import demangle, demangle_many
 from weaklink.errors import InputError
 from weaklink.read import elfstructs as S
@@ -79,17 +79,12 @@ def _lookup(image: Image, name: str):
     return None if row is None else (name, c.address[row], c.size[row])
 
 
-def _name_at(image: Image, address: int) -> str | None:
-    sym = image.symbol_at(address) if address else None
-    return demangle(sym.name) if sym else None
-
-
 def stated(image: Image, spec: str, link_map=None) -> Arena:
     """`--arena SYMBOL|SECTION|ADDR:SIZE`; one InputError when it names nothing."""
     m = _ADDR_SIZE.match(spec)
     if m:
         address, size = int(m.group(1), 0), int(m.group(2), 0)
-        return Arena(_name_at(image, address), address, size, f"--arena {spec}")
+        return Arena(name_at(image, address, demangled=True), address, size, f"--arena {spec}")
     hit = _lookup(image, spec)
     if hit:
         return Arena(demangle(hit[0]), hit[1], hit[2], f"--arena {spec}: the symbol")
@@ -99,16 +94,16 @@ def stated(image: Image, spec: str, link_map=None) -> Arena:
             return Arena(spec, sh.sh_addr, sh.sh_size, f"--arena {spec}: the output section")
     hit = _from_map(link_map, re.escape(spec)) if link_map else None
     if hit:
-        return Arena(_name_at(image, hit[0]) or spec, hit[0], hit[1],
+        return Arena(name_at(image, hit[0], demangled=True) or spec, hit[0], hit[1],
                      f"--arena {spec}: the input section ({hit[2]}, map)")
     raise InputError(elf.name, f"--arena {spec}: no symbol or output section of that name in the "
                      f"image{'' if link_map else ' (an input section needs --map)'}, and not ADDR:SIZE")
 
 
-def _evidence(image: Image) -> tuple[Arena | None, str, bool]:
+def _evidence(image: Image, calls: Calls) -> tuple[Arena | None, str, bool]:
     """The arena every call agrees on, or None with why it cannot be read, and whether the
     code computes it at run time."""
-    passed = calls_of(image).arena()
+    passed = calls.arena()
     if not passed:
         return None, ("no call of TFLM's interpreter constructor or MicroAllocator::Create with "
                       "an arena was found in the code"), False
@@ -121,8 +116,7 @@ def _evidence(image: Image) -> tuple[Arena | None, str, bool]:
         return None, (f"{len(passed)} calls hand TFLM different arenas ("
                       f"{', '.join(f'{v:#x}' for v in sorted(values))})"), False
     p = passed[0]
-    held = image.symbol_at(p.value) if p.value else None
-    name = held.name if held else None
+    name = name_at(image, p.value)
     fact = _lookup(image, name) if name else None
     size = p.size if p.size is not None else (fact[1] + fact[2] - p.value if fact else None)
     via = f"; calls at {', '.join(f'{q.call_site:#x}' for q in passed)}" if len(passed) > 1 else ""
@@ -135,7 +129,7 @@ def _convention(image: Image, rule: ArenaRule, link_map) -> Arena | None:
         pattern = "|".join(re.escape(s) + (r"[.\w]*" if s.endswith("_buf") else "") for s in sections)
         hit = _from_map(link_map, f"(?:{pattern})")
         if hit:
-            name = _name_at(image, hit[0]) or hit[3]
+            name = name_at(image, hit[0], demangled=True) or hit[3]
             return Arena(name, hit[0], hit[1], f"input section {hit[3]} ({hit[2]}, map)",
                          _assumed(name, f"the input section {hit[3]}"))
     best = None
@@ -154,9 +148,11 @@ def _assumed(name: str, how: str) -> str:
             f"--arena, or name it under [arena] in a binding, to state it)")
 
 
-def find_arena(image: Image, rule: ArenaRule | None, link_map=None, spec: str | None = None) -> Arena:
+def find_arena(image: Image, rule: ArenaRule | None, link_map=None, spec: str | None = None,
+               calls: Calls | None = None) -> Arena:
     """The tensor arena; unknown (address None) with why, never a guess. `link_map`: the
-    link's map (weaklink.read.ldmap), whose input sections may hold it."""
+    link's map (weaklink.read.ldmap), whose input sections may hold it; `calls`: the image's
+    calls of TFLM's entry points (weaklink.bind.tflmcalls), read once per check."""
     if spec:
         return stated(image, spec, link_map)
     rule = rule or ArenaRule()
@@ -164,7 +160,7 @@ def find_arena(image: Image, rule: ArenaRule | None, link_map=None, spec: str | 
         sym = image.symbol_named(name, local=True)
         if sym is not None:
             return Arena(name, sym.address, sym.size, f"symbol `{name}` named by the binding")
-    found, why, run_time = _evidence(image)
+    found, why, run_time = _evidence(image, calls or Calls(image))
     if found is not None:
         return found
     if run_time:        # an allocator's pointer: no object of the image is the arena

@@ -83,6 +83,14 @@ def presets() -> list[str]:
     return sorted(p.stem for p in PRESETS.glob("*.toml"))
 
 
+def pointer_symbols(binding: Binding | None) -> list[str]:
+    """The symbols the pointer rules of `binding` read; with no binding yet (it is detected
+    from the image), those of every preset."""
+    bindings = [binding] if binding else [load_binding(name) for name in presets()]
+    return list(dict.fromkeys(n for b in bindings for r in b.regions if r.source == "pointer"
+                              for n in r.symbols))
+
+
 def load_binding(name_or_path: str | Path) -> Binding:
     """A preset by name (`executorch-arm`) or a binding file by path."""
     path = Path(name_or_path)

@@ -13,8 +13,8 @@ from typing import Callable
 from npu.read.blob import BLOCK_HEAD, FOOTER, HEADER, VelaBlob, read_blob
 from weaklink.bind import tflm
 from weaklink.bind.arena import find_arena
-from weaklink.bind.tflmcalls import links_tflm, model_missing
-from weaklink.bind.binding import Binding, RegionRule, load_binding
+from weaklink.bind.tflmcalls import Calls
+from weaklink.bind.binding import Binding, RegionRule
 from weaklink.bind.fastmem import FAST_MEMORY_INDEX, DriverInit, resolve_fast_memory
 from weaklink.bind.evidence import ReaderEvidence, ReadEvidence
 from weaklink.errors import InputError
@@ -142,22 +142,6 @@ def find_model(image: Image, binding: Binding) -> tuple[int, bytes, dict[str, in
                      "(give the model with --model)")
 
 
-def detect_binding(image: Image, model_given: bool) -> str:
-    """The preset for how the model is embedded: a vela_bin_stream blob (ExecuTorch) or a Vela
-    .tflite with ethos-u operators (TensorFlow Lite Micro)."""
-    try:
-        find_model(image, load_binding("executorch-arm"))
-        return "executorch-arm"
-    except InputError:
-        pass
-    if tflm.find_models(image, load_binding("tflm-ethosu")) or links_tflm(image):
-        return "tflm-ethosu"
-    if model_given:
-        return "executorch-arm"
-    raise InputError(image.name, "no vela_bin_stream blob and no Vela .tflite with an "
-                     "ethos-u operator in the image's loadable sections (give --binding or --model)")
-
-
 def _evidence(image: Image, refs: References | None, name: str,
               reader: str | None) -> ReadEvidence | None:
     if refs is None or reader is None:
@@ -232,16 +216,24 @@ def resolve_bases(image: Image, binding: Binding, references: References | None 
 
 def resolve_tables(image: Image, binding: Binding, references: References | None = None, *,
                    link_map=None, init: DriverInit | None = None, require_model: bool = True,
-                   arena: str | None = None, placed=None) -> list[BaseAddressTable]:
+                   arena: str | None = None, placed=None, models=None,
+                   calls: Calls | None = None) -> list[BaseAddressTable]:
     """Every table the firmware will pass: one per embedded model and ethos-u operator for a
     tflite binding, the one of the blob otherwise; the driver's fast-memory rule applied.
     tflite: `arena` states the tensor arena (--arena), `placed` is a model the image reads
-    from outside itself (tflm.EmbeddedModel, --model FILE@ADDR). `link_map`: the link's map
-    (weaklink.read.ldmap), whose input sections may hold the arena; `init`: the calls of the
-    driver's init function, read once (weaklink.bind.fastmem.DriverInit)."""
+    from outside itself (tflm.EmbeddedModel, --model FILE@ADDR), `models` the embedded ones
+    when already found (tflm.find_models), `calls` what the code hands TFLM
+    (weaklink.bind.tflmcalls.Calls). `link_map`: the link's map (weaklink.read.ldmap), whose
+    input sections may hold the arena; `init`: the calls of the driver's init function, read
+    once (weaklink.bind.fastmem.DriverInit)."""
     fast = resolve_fast_memory(image, binding.fast_memory, init)
     if binding.model_format == "tflite":
-        tables = _tflm_tables(image, binding, link_map, require_model, arena, placed)
+        if placed is not None:
+            models = [placed]
+        elif models is None:
+            models = tflm.find_models(image, binding)
+        tables = _tflm_tables(image, binding, link_map, require_model, arena, models,
+                              calls or Calls(image))
     else:
         tables = [resolve_bases(image, binding, references, require_model=require_model)]
     fact = symbol_fact(image, fast.symbol, local=True) if fast.symbol else None
@@ -267,13 +259,12 @@ def apply_fast_memory(table: BaseAddressTable, fact: SymbolFact | None = None) -
 
 
 def _tflm_tables(image: Image, binding: Binding, link_map, require_model: bool,
-                 spec: str | None = None, placed=None):
-    models = [placed] if placed is not None else tflm.find_models(image, binding)
+                 spec: str | None, models, calls: Calls):
     if not models:
         if require_model:
-            raise InputError(image.elf.name, model_missing(image))
+            raise InputError(image.elf.name, calls.model_missing())
         return []
-    arena = find_arena(image, binding.arena, link_map, spec)
+    arena = find_arena(image, binding.arena, link_map, spec, calls)
     tables = []
     for m in models:
         for op in m.operators:

@@ -23,7 +23,7 @@ from pathlib import Path
 from npu.read.tflite import IDENTIFIER, EthosuOperator, TflTensor, read_tflite
 from npu.records import Record
 from weaklink.bind.binding import Binding
-from weaklink.bind.tflmcalls import calls_of
+from weaklink.bind.tflmcalls import Calls
 from weaklink.errors import InputError
 from weaklink.read import elfstructs as S
 from weaklink.read.image import Image
@@ -151,13 +151,14 @@ def tensor_base(region: int, name: str, tensor: TflTensor, model: EmbeddedModel,
                            f"(offline memory plan){beyond}"), bounds, offset
 
 
-def place_model(image: Image, binding: Binding, path: str, address: int | None):
+def place_model(path: str, address: int | None, models: list[EmbeddedModel], calls: Calls):
     """The .tflite at `path` that a TFLM image reads from outside itself (`--model FILE@ADDR`:
     flashed on its own, read in place at a constant address; without ADDR, where the code
-    reads the model, weaklink.bind.tflmcalls), as an EmbeddedModel: TFLM uses it in place, so
-    its weights are at the address plus the buffer's offset. None when the image embeds its
-    models and no address is given (then --model only replaces the stream that is emulated)."""
-    if address is None and find_models(image, binding):
+    reads the model, `calls`: weaklink.bind.tflmcalls), as an EmbeddedModel: TFLM uses it in
+    place, so its weights are at the address plus the buffer's offset. None when the image
+    embeds its `models` and no address is given (then --model only replaces the stream that
+    is emulated)."""
+    if address is None and models:
         return None
     data = Path(path).read_bytes() if Path(path).is_file() else None
     if data is None or data[4:8] != IDENTIFIER:
@@ -166,7 +167,7 @@ def place_model(image: Image, binding: Binding, path: str, address: int | None):
         raise InputError(path, "--model FILE@ADDR: expected a .tflite (TFL3 flatbuffer)")
     how = f"--model {Path(path).name}@{address:#x}" if address is not None else ""
     if address is None:
-        found = calls_of(image).model_addresses()
+        found = calls.model_addresses()
         if len(found) != 1:
             raise InputError(path, "the image embeds no model and the code does not show one "
                              "address it reads it from: give --model FILE@ADDR")

@@ -26,6 +26,7 @@ is unknown, and said so.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 from weaklink.bind import callsite
 from weaklink.bind.origins import RETURNED
@@ -72,9 +73,10 @@ def parameters(demangled: str) -> list[str]:
     return out + ([cur.strip()] if cur.strip() else [])
 
 
-def _name_at(image: Image, address: int) -> str | None:
+def name_at(image: Image, address: int, demangled: bool = False) -> str | None:
+    """The name of the symbol that holds `address` (0: none)."""
     sym = image.symbol_at(address) if address else None
-    return sym.name if sym else None
+    return None if sym is None else demangle(sym.name) if demangled else sym.name
 
 
 def entries(image: Image) -> dict[int, Entry]:
@@ -103,22 +105,47 @@ def entries(image: Image) -> dict[int, Entry]:
 
 
 def _in_tflm(image, function: int) -> bool:
-    name = _name_at(image, function)
+    name = name_at(image, function)
     return bool(name) and demangle(name).startswith("tflite::")
 
 
 class Calls:
-    """The calls of TFLM's entry points in one image, read once, with the calls of the
-    functions that pass an argument on to them."""
+    """The calls of TFLM's entry points in one image, with the calls of the functions that
+    pass an argument on to them: each read once, when first asked for. check builds one per
+    image and hands it to every step that reads what the code hands TFLM."""
 
-    def __init__(self, image):
+    def __init__(self, image: Image):
         self.image = image
-        self.entries = entries(image)
-        self.calls = callsite.calls_to(image, set(self.entries)) if self.entries else []
+
+    @cached_property
+    def entries(self) -> dict[int, Entry]:
+        return entries(self.image)
+
+    @cached_property
+    def calls(self) -> list[callsite.CodeCall]:
+        return callsite.calls_to(self.image, set(self.entries)) if self.entries else []
+
+    @cached_property
+    def callers(self) -> list[callsite.CodeCall]:
         follow = {c.function for c in self.calls if c.passed}
         follow |= {c.function for c in self.calls if c.target in self.entries and
-                   self.entries[c.target].constructs and not _in_tflm(image, c.function)}
-        self.callers = callsite.calls_to(image, follow) if follow else []
+                   self.entries[c.target].constructs and not _in_tflm(self.image, c.function)}
+        return callsite.calls_to(self.image, follow) if follow else []
+
+    def links_tflm(self) -> bool:
+        """TFLM's interpreter is linked (its constructor, under any overload)."""
+        return any(e.constructs for e in self.entries.values())
+
+    def model_missing(self) -> str:
+        """Why a TFLM image has no model to check, and the option that supplies it."""
+        found = self.model_addresses()
+        if found:
+            first, where = found[0]
+            more = "".join(f"; also {a:#x} ({w})" for a, w in found[1:])
+            return (f"model read from {first:#x}, not in the image ({where}{more}): give "
+                    f"--model FILE@{first:#x}")
+        return ("no Vela .tflite with an ethos-u operator in the image's loadable sections, and "
+                "the code does not show where the model is read from (give --model FILE@ADDR)")
 
     def _callers(self, function: int) -> list[callsite.CodeCall]:
         return [c for c in self.callers if c.target == function]
@@ -126,7 +153,7 @@ class Calls:
     def _values(self, call, reg: int, callee: str, depth: int = 0) -> list[Passed]:
         """What `call` passes in `reg`: a constant, or, passed on, what each call of the
         calling function passes."""
-        name = _name_at(self.image, call.function)
+        name = name_at(self.image, call.function)
         name = demangle(name).split("(")[0] if name else f"{call.function:#x}"
         if reg in call.values:
             return [Passed(call.call_site, callee, call.values[reg], None,
@@ -153,7 +180,7 @@ class Calls:
         if reg not in call.read_only:
             return ""
         pc, address = call.read_only[reg]
-        name = _name_at(self.image, address)
+        name = name_at(self.image, address)
         held = f" (`{demangle(name)}`)" if name else ""
         return (f", a load at {pc:#x} from the read-only word at {address:#x}{held}, which holds "
                 f"it in the image")
@@ -166,7 +193,7 @@ class Calls:
                                  "not follow)"), False
         kind, pc, what = origin
         if kind == RETURNED:
-            callee = _name_at(self.image, what) if what is not None else None
+            callee = name_at(self.image, what) if what is not None else None
             callee = demangle(callee).split("(")[0] if callee else (f"{what:#x}" if what else "?")
             return (f"computed at run time: the value `{callee}` returns (the call at {pc:#x}), "
                     f"or one derived from it"), True
@@ -204,7 +231,7 @@ class Calls:
                      if c.target in self.entries and self.entries[c.target].constructs
                      and not _in_tflm(self.image, c.function)}
         for function, call in functions.items():
-            name = demangle(_name_at(self.image, function) or f"{function:#x}")
+            name = demangle(name_at(self.image, function) or f"{function:#x}")
             for pc, load in sorted(call.loads.items()):
                 if isinstance(load, int):
                     found.setdefault(load, f"a word load at {pc:#x} in `{name}`")
@@ -217,28 +244,3 @@ class Calls:
         return [(a, w) for a, w in found.items()
                 if a % 4 == 0 and self.image.section_at(a) is None and a >= 0x1000]
 
-
-def calls_of(image) -> Calls:
-    """The image's Calls, read once per image."""
-    found = getattr(image, "_tflm_calls", None)
-    if found is None:
-        found = Calls(image)
-        image._tflm_calls = found
-    return found
-
-
-def model_missing(image: Image) -> str:
-    """Why a TFLM image has no model to check, and the option that supplies it."""
-    found = calls_of(image).model_addresses()
-    if found:
-        first, where = found[0]
-        more = "".join(f"; also {a:#x} ({w})" for a, w in found[1:])
-        return (f"model read from {first:#x}, not in the image ({where}{more}): give "
-                f"--model FILE@{first:#x}")
-    return ("no Vela .tflite with an ethos-u operator in the image's loadable sections, and the "
-            "code does not show where the model is read from (give --model FILE@ADDR)")
-
-
-def links_tflm(image: Image) -> bool:
-    """TFLM's interpreter is linked (its constructor, under any overload)."""
-    return any(e.constructs for e in entries(image).values())
