@@ -92,12 +92,12 @@ def npu_findings(image: Image, link_map: LinkMap | None,
     `names` (the symbols the binding reads). None of the rest of the report is computed: the
     unit of every symbol, region usage, the weak-default infos."""
     table = GlobalSymbols(image, R.from_image(image))
+    defined = {n: hits[0] for n in names if (hits := _lookup(image, n, table))}
     attribution = Attribution(image, link_map)
+    units = attribution.many(list(defined.values()))
     facts = CxxFacts(table, attribution, _comdat(attribution, link_map, None))
     found = F.near_misses(table, facts) + _not_extracted(table, link_map, None, None, [])
     found.sort(key=_reading_order)
-    defined = {n: hits[0] for n in names if (hits := _lookup(image, n, table))}
-    units = attribution.many(list(defined.values()))
     return found, {n: units[s.index] for n, s in defined.items() if s.index in units}
 
 

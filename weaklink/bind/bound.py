@@ -14,15 +14,16 @@ base the image passes, weaklink.check.board).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
+from weaklink.bind.arena import find_arena
 from weaklink.bind.binding import Binding, load_binding
-from weaklink.bind.fastmem import DriverInit
 from weaklink.bind.evidence import ReaderEvidence
-from weaklink.bind.references import from_dwarf
-from weaklink.bind.table import BaseAddressTable, find_model, resolve_tables
-from weaklink.bind.tflm import EmbeddedModel, find_models, place_model
+from weaklink.bind.fastmem import DriverInit, resolve_fast_memory
+from weaklink.bind.table import (BaseAddressTable, apply_fast_memory, find_model, resolve_bases,
+                                 symbol_fact)
+from weaklink.bind.tflm import EmbeddedModel, find_models, place_model, tflm_tables
 from weaklink.bind.tflmcalls import Calls
 from weaklink.errors import InputError
 from weaklink.read.image import Image
@@ -36,42 +37,53 @@ class Bound:
     placed: EmbeddedModel | None = None     # --model, where the image reads it from
 
 
-def detect_binding(image: Image, model_given: bool, calls: Calls) -> tuple[str, list | None]:
-    """The preset for how the model is embedded, and for TFLM the models found on the way."""
-    try:
-        find_model(image, load_binding("executorch-arm"))
-        return "executorch-arm", None
-    except InputError:
-        pass
-    models = find_models(image, load_binding("tflm-ethosu"))
-    if models or calls.links_tflm():
-        return "tflm-ethosu", models
-    if model_given:
-        return "executorch-arm", None
-    raise InputError(image.name, "no vela_bin_stream blob and no Vela .tflite with an "
-                     "ethos-u operator in the image's loadable sections (give --binding or --model)")
-
-
 def bind_image(image: Image, rules: Binding | None = None, *, link_map=None,
                model_path: str | Path | None = None, model_at: int | None = None,
                arena: str | None = None, link_inputs=()) -> Bound:
     """`rules`: the binding, or None to detect it. `model_path`, `model_at`: --model FILE@ADDR;
     `arena`: --arena; `link_inputs`: the link's objects and archives (evidence of who reads a
     pointer); `link_map`: the link's map (weaklink.read.ldmap), or None."""
-    init, calls, models = DriverInit(image), Calls(image), None
-    if rules is None:
-        name, models = detect_binding(image, model_path is not None, calls)
+    calls, models = Calls(image), None
+    if rules is None:               # detected: how the model is embedded
+        try:
+            find_model(image, load_binding("executorch-arm"))
+            name = "executorch-arm"
+        except InputError:
+            models = find_models(image, load_binding("tflm-ethosu"))
+            name = ("tflm-ethosu" if models or calls.links_tflm() else
+                    "executorch-arm" if model_path is not None else None)
+        if name is None:
+            raise InputError(image.name, "no vela_bin_stream blob and no Vela .tflite with an "
+                             "ethos-u operator in the image's loadable sections (give --binding "
+                             "or --model)")
         rules = load_binding(name)
     placed = None
     if rules.model_format == "tflite":
         models = find_models(image, rules) if models is None else models
         placed = place_model(model_path, model_at, models, calls) if model_path else None
+        models = [placed] if placed is not None else models
+        if not models and not model_path:
+            raise InputError(image.elf.name, calls.model_missing())
     refs = None
     if any(r.reader for r in rules.regions):
-        refs = ReaderEvidence(image, dwarf=from_dwarf(image.elf), link_inputs=link_inputs)
-    tables = resolve_tables(image, rules, refs, link_map=link_map, init=init,
-                            require_model=placed is not None or not model_path, arena=arena,
-                            placed=placed, models=models, calls=calls)
+        refs = ReaderEvidence(image, link_inputs=link_inputs)
+    init = DriverInit(image)
+    fast = resolve_fast_memory(image, rules.fast_memory, init)
+    if rules.model_format == "tflite":      # no model but --model's: no table of the image
+        found = find_arena(image, rules.arena, link_map, arena, calls) if models else None
+        tables = tflm_tables(image, rules, models, found) if models else []
+    else:
+        tables = [resolve_bases(image, rules, refs, require_model=not model_path)]
     if not tables:
         raise InputError(image.name, f"the {rules.name} binding needs the model embedded in the image")
-    return Bound(rules, tables, init, placed)
+    fact = symbol_fact(image, fast.symbol, local=True) if fast.symbol else None
+    return Bound(rules, [apply_fast_memory(replace(t, fast_memory=fast), fact) for t in tables],
+                 init, placed)
+
+
+def resolve_tables(image: Image, binding: Binding, *, link_map=None, arena: str | None = None,
+                   link_inputs=()) -> list[BaseAddressTable]:
+    """Every table the firmware will pass, the driver's fast-memory rule applied: one per
+    embedded model and ethos-u operator for a tflite binding, the one of the blob otherwise
+    (bind_image with the binding given)."""
+    return bind_image(image, binding, link_map=link_map, arena=arena, link_inputs=link_inputs).tables

@@ -23,7 +23,7 @@ from pathlib import Path
 from npu.read.tflite import IDENTIFIER, EthosuOperator, TflTensor, read_tflite
 from npu.records import Record
 from weaklink.bind.binding import Binding
-from weaklink.bind.tflmcalls import Calls
+from weaklink.bind.table import BaseAddressTable, BoundBase, symbol_fact
 from weaklink.errors import InputError
 from weaklink.read import elfstructs as S
 from weaklink.read.image import Image
@@ -151,7 +151,7 @@ def tensor_base(region: int, name: str, tensor: TflTensor, model: EmbeddedModel,
                            f"(offline memory plan){beyond}"), bounds, offset
 
 
-def place_model(path: str, address: int | None, models: list[EmbeddedModel], calls: Calls):
+def place_model(path: str, address: int | None, models: list[EmbeddedModel], calls):
     """The .tflite at `path` that a TFLM image reads from outside itself (`--model FILE@ADDR`:
     flashed on its own, read in place at a constant address; without ADDR, where the code
     reads the model, `calls`: weaklink.bind.tflmcalls), as an EmbeddedModel: TFLM uses it in
@@ -178,3 +178,26 @@ def place_model(path: str, address: int | None, models: list[EmbeddedModel], cal
         raise InputError(path, "no ethos-u operator in this .tflite (compile it with Vela)")
     return EmbeddedModel(address, None, data[:model.extent], model.operators, model.offline_plan,
                          how)
+
+
+def tflm_tables(image: Image, binding: Binding, models, arena) -> list[BaseAddressTable]:
+    """One table per ethos-u operator of each model (tflm.EmbeddedModel), its arena tensors in
+    `arena` (tflm.Arena)."""
+    tables = []
+    for m in models:
+        for op in m.operators:
+            bases, first = [], {}
+            for i, tensor in enumerate(op.entries):
+                rule = binding.region(i)
+                name = rule.name if rule else tensor.name
+                address, size, note, bounds, offset = tensor_base(
+                    i, name, tensor, m, arena, first.get(tensor.index))
+                first.setdefault(tensor.index, i)
+                fact = symbol_fact(image, arena.name, local=True) if bounds and arena.name else None
+                bases.append(BoundBase(i, name, address or 0, size, fact, None, note, bounds,
+                                       offset, unknown=note if address is None else "",
+                                       run_time=address is None and arena.run_time))
+            stream = m.address + op.command_stream.data_offset
+            tables.append(BaseAddressTable(binding.name, m.address, None, tuple(bases), m.data,
+                                           stream, "tflite", m.symbol, op.number, arena))
+    return tables
