@@ -8,9 +8,9 @@
    (`--model FILE[@ADDR]`, weaklink.bind.tflm.place_model);
 3. whether the backend reads each pointer the binding names (weaklink.bind.evidence);
 4. every base-address table, with the driver's fast-memory rule (weaklink.bind.table).
-The calls of the driver's init function (DriverInit) and of TFLM's entry points (Calls) are
-each read once, when first asked for; the Bound keeps the first for the SoC choice (the NPU
-base the image passes, weaklink.check.board).
+The calls of the driver's init function (DriverInit: DWARF call sites, and the code) and of
+TFLM's entry points (Calls) are read when first asked for, the code in one scan for both; the
+Bound keeps the first for the SoC choice (the NPU base the image passes, weaklink.check.board).
 """
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from pathlib import Path
 from weaklink.bind.arena import find_arena
 from weaklink.bind.binding import Binding, load_binding
 from weaklink.bind.evidence import ReaderEvidence
-from weaklink.bind.fastmem import DriverInit, resolve_fast_memory
+from weaklink.bind.fastmem import INIT, DriverInit, resolve_fast_memory
 from weaklink.bind.table import (BaseAddressTable, apply_fast_memory, find_model, resolve_bases,
                                  symbol_fact)
 from weaklink.bind.tflm import EmbeddedModel, find_models, place_model, tflm_tables
@@ -43,7 +43,7 @@ def bind_image(image: Image, rules: Binding | None = None, *, link_map=None,
     """`rules`: the binding, or None to detect it. `model_path`, `model_at`: --model FILE@ADDR;
     `arena`: --arena; `link_inputs`: the link's objects and archives (evidence of who reads a
     pointer); `link_map`: the link's map (weaklink.read.ldmap), or None."""
-    calls, models = Calls(image), None
+    calls, models = Calls(image, INIT), None        # one scan of the code for both
     if rules is None:               # detected: how the model is embedded
         try:
             find_model(image, load_binding("executorch-arm"))
@@ -67,7 +67,7 @@ def bind_image(image: Image, rules: Binding | None = None, *, link_map=None,
     refs = None
     if any(r.reader for r in rules.regions):
         refs = ReaderEvidence(image, link_inputs=link_inputs)
-    init = DriverInit(image)
+    init = DriverInit(image, INIT, calls)
     fast = resolve_fast_memory(image, rules.fast_memory, init)
     if rules.model_format == "tflite":      # no model but --model's: no table of the image
         found = find_arena(image, rules.arena, link_map, arena, calls) if models else None

@@ -111,19 +111,35 @@ def _in_tflm(image, function: int) -> bool:
 
 class Calls:
     """The calls of TFLM's entry points in one image, with the calls of the functions that
-    pass an argument on to them: each read once, when first asked for. check builds one per
-    image and hands it to every step that reads what the code hands TFLM."""
+    pass an argument on to them, and the calls of `callee` (the driver's init function,
+    weaklink.bind.fastmem.DriverInit): one scan of the code reads the calls of both, when
+    first asked for. check builds one per image and hands it to every step that reads what
+    the code passes."""
 
-    def __init__(self, image: Image):
-        self.image = image
+    def __init__(self, image: Image, callee: str | None = None):
+        self.image, self.callee = image, callee
 
     @cached_property
     def entries(self) -> dict[int, Entry]:
         return entries(self.image)
 
     @cached_property
+    def _callee_targets(self) -> set[int]:
+        return callsite.callee_targets(self.image, self.callee)[0] if self.callee else set()
+
+    @cached_property
+    def _scanned(self) -> list[callsite.CodeCall]:
+        targets = set(self.entries) | self._callee_targets
+        return callsite.calls_to(self.image, targets) if targets else []
+
+    @cached_property
     def calls(self) -> list[callsite.CodeCall]:
-        return callsite.calls_to(self.image, set(self.entries)) if self.entries else []
+        return [c for c in self._scanned if c.target in self.entries]
+
+    @cached_property
+    def callee_calls(self) -> list[callsite.CodeCall]:
+        """The calls of `callee` (directly or through ld's long-branch stub)."""
+        return [c for c in self._scanned if c.target in self._callee_targets]
 
     @cached_property
     def callers(self) -> list[callsite.CodeCall]:
