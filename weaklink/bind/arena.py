@@ -4,7 +4,8 @@ In order, the first that answers:
 1. stated: `--arena SYMBOL|SECTION|ADDR:SIZE` (a symbol by its mangled or demangled name, an
    output section of the image or an input section of the map, or an address and size), or a
    symbol the binding names under [arena];
-2. evidence: what the code hands TFLM's interpreter or allocator (weaklink.bind.tflmcalls);
+2. evidence: what the code hands TFLM's interpreter or allocator (weaklink.bind.tflmcalls,
+   `Calls.arena`);
    every call must agree;
 3. convention, an assumption that is printed: an input section apps put arenas in (from the
    map: `.bss.tensor_arena`, `tflm_arena`, `.bss.NoInit.activation_buf*`), else the largest
@@ -84,7 +85,7 @@ def stated(image: Image, spec: str, link_map=None) -> Arena:
     m = _ADDR_SIZE.match(spec)
     if m:
         address, size = int(m.group(1), 0), int(m.group(2), 0)
-        return Arena(name_at(image, address, demangled=True), address, size, f"--arena {spec}")
+        return Arena(name_at(image, address), address, size, f"--arena {spec}")
     hit = _lookup(image, spec)
     if hit:
         return Arena(demangle(hit[0]), hit[1], hit[2], f"--arena {spec}: the symbol")
@@ -94,33 +95,10 @@ def stated(image: Image, spec: str, link_map=None) -> Arena:
             return Arena(spec, sh.sh_addr, sh.sh_size, f"--arena {spec}: the output section")
     hit = _from_map(link_map, re.escape(spec)) if link_map else None
     if hit:
-        return Arena(name_at(image, hit[0], demangled=True) or spec, hit[0], hit[1],
+        return Arena(name_at(image, hit[0]) or spec, hit[0], hit[1],
                      f"--arena {spec}: the input section ({hit[2]}, map)")
     raise InputError(elf.name, f"--arena {spec}: no symbol or output section of that name in the "
                      f"image{'' if link_map else ' (an input section needs --map)'}, and not ADDR:SIZE")
-
-
-def _evidence(image: Image, calls: Calls) -> tuple[Arena | None, str, bool]:
-    """The arena every call agrees on, or None with why it cannot be read, and whether the
-    code computes it at run time."""
-    passed = calls.arena()
-    if not passed:
-        return None, ("no call of TFLM's interpreter constructor or MicroAllocator::Create with "
-                      "an arena was found in the code"), False
-    unread = [p for p in passed if p.value is None]
-    if unread:
-        run_time = [p for p in unread if p.run_time]
-        return None, (run_time or unread)[0].where, bool(run_time)
-    values = {p.value for p in passed}
-    if len(values) > 1:
-        return None, (f"{len(passed)} calls hand TFLM different arenas ("
-                      f"{', '.join(f'{v:#x}' for v in sorted(values))})"), False
-    p = passed[0]
-    name = name_at(image, p.value)
-    fact = _lookup(image, name) if name else None
-    size = p.size if p.size is not None else (fact[1] + fact[2] - p.value if fact else None)
-    via = f"; calls at {', '.join(f'{q.call_site:#x}' for q in passed)}" if len(passed) > 1 else ""
-    return Arena(demangle(name) if name else None, p.value, size, f"{p.where}{via}"), "", False
 
 
 def _convention(image: Image, rule: ArenaRule, link_map) -> Arena | None:
@@ -129,7 +107,7 @@ def _convention(image: Image, rule: ArenaRule, link_map) -> Arena | None:
         pattern = "|".join(re.escape(s) + (r"[.\w]*" if s.endswith("_buf") else "") for s in sections)
         hit = _from_map(link_map, f"(?:{pattern})")
         if hit:
-            name = name_at(image, hit[0], demangled=True) or hit[3]
+            name = name_at(image, hit[0]) or hit[3]
             return Arena(name, hit[0], hit[1], f"input section {hit[3]} ({hit[2]}, map)",
                          _assumed(name, f"the input section {hit[3]}"))
     best = None
@@ -148,8 +126,8 @@ def _assumed(name: str, how: str) -> str:
             f"--arena, or name it under [arena] in a binding, to state it)")
 
 
-def find_arena(image: Image, rule: ArenaRule | None, link_map=None, spec: str | None = None,
-               calls: Calls | None = None) -> Arena:
+def find_arena(image: Image, rule: ArenaRule | None, calls: Calls, link_map=None,
+               spec: str | None = None) -> Arena:
     """The tensor arena; unknown (address None) with why, never a guess. `link_map`: the
     link's map (weaklink.read.ldmap), whose input sections may hold it; `calls`: the image's
     calls of TFLM's entry points (weaklink.bind.tflmcalls), read once per check."""
@@ -160,7 +138,7 @@ def find_arena(image: Image, rule: ArenaRule | None, link_map=None, spec: str | 
         sym = image.symbol_named(name, local=True)
         if sym is not None:
             return Arena(name, sym.address, sym.size, f"symbol `{name}` named by the binding")
-    found, why, run_time = _evidence(image, calls or Calls(image))
+    found, why, run_time = calls.arena()
     if found is not None:
         return found
     if run_time:        # an allocator's pointer: no object of the image is the arena

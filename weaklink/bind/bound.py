@@ -70,7 +70,7 @@ def bind_image(image: Image, rules: Binding | None = None, *, link_map=None,
     init = DriverInit(image, INIT, calls)
     fast = resolve_fast_memory(image, rules.fast_memory, init)
     if rules.model_format == "tflite":      # no model but --model's: no table of the image
-        found = find_arena(image, rules.arena, link_map, arena, calls) if models else None
+        found = find_arena(image, rules.arena, calls, link_map, arena) if models else None
         tables = tflm_tables(image, rules, models, found) if models else []
     else:
         tables = [resolve_bases(image, rules, refs, require_model=not model_path)]

@@ -30,6 +30,7 @@ from functools import cached_property
 
 from weaklink.bind import callsite
 from weaklink.bind.origins import RETURNED
+from weaklink.bind.tflm import Arena
 from weaklink.demangle import demangle, demangle_many
 from weaklink.read.image import Image
 
@@ -73,10 +74,10 @@ def parameters(demangled: str) -> list[str]:
     return out + ([cur.strip()] if cur.strip() else [])
 
 
-def name_at(image: Image, address: int, demangled: bool = False) -> str | None:
-    """The name of the symbol that holds `address` (0: none)."""
+def name_at(image: Image, address: int) -> str | None:
+    """The demangled name of the symbol that holds `address` (0: none)."""
     sym = image.symbol_at(address) if address else None
-    return None if sym is None else demangle(sym.name) if demangled else sym.name
+    return demangle(sym.name) if sym else None
 
 
 def entries(image: Image) -> dict[int, Entry]:
@@ -106,7 +107,7 @@ def entries(image: Image) -> dict[int, Entry]:
 
 def _in_tflm(image, function: int) -> bool:
     name = name_at(image, function)
-    return bool(name) and demangle(name).startswith("tflite::")
+    return bool(name) and name.startswith("tflite::")
 
 
 class Calls:
@@ -170,7 +171,7 @@ class Calls:
         """What `call` passes in `reg`: a constant, or, passed on, what each call of the
         calling function passes."""
         name = name_at(self.image, call.function)
-        name = demangle(name).split("(")[0] if name else f"{call.function:#x}"
+        name = name.split("(")[0] if name else f"{call.function:#x}"
         if reg in call.values:
             return [Passed(call.call_site, callee, call.values[reg], None,
                            f"the code before the call of {callee} at {call.call_site:#x}"
@@ -197,7 +198,7 @@ class Calls:
             return ""
         pc, address = call.read_only[reg]
         name = name_at(self.image, address)
-        held = f" (`{demangle(name)}`)" if name else ""
+        held = f" (`{name}`)" if name else ""
         return (f", a load at {pc:#x} from the read-only word at {address:#x}{held}, which holds "
                 f"it in the image")
 
@@ -210,7 +211,7 @@ class Calls:
         kind, pc, what = origin
         if kind == RETURNED:
             callee = name_at(self.image, what) if what is not None else None
-            callee = demangle(callee).split("(")[0] if callee else (f"{what:#x}" if what else "?")
+            callee = callee.split("(")[0] if callee else (f"{what:#x}" if what else "?")
             return (f"computed at run time: the value `{callee}` returns (the call at {pc:#x}), "
                     f"or one derived from it"), True
         if what is None:
@@ -219,8 +220,9 @@ class Calls:
         return (f"loaded at {pc:#x} from the word at {what:#x}, which the reader cannot follow "
                 f"(writable, and no store of this function to it)"), False
 
-    def arena(self) -> list[Passed]:
-        """What every call hands TFLM as the tensor arena."""
+    def arena(self) -> tuple[Arena | None, str, bool]:
+        """The tensor arena every call hands TFLM, when they agree; else None with why it
+        cannot be read, and whether the code computes it at run time."""
         out = []
         for c in self.calls:
             e = self.entries.get(c.target)
@@ -229,7 +231,23 @@ class Calls:
             for p in self._values(c, e.arena, e.name.split("(")[0]):
                 size = c.values.get(e.size) if e.size is not None and p.call_site == c.call_site else None
                 out.append(Passed(p.call_site, p.callee, p.value, size, p.where, p.run_time))
-        return list({(p.call_site, p.value): p for p in out}.values())
+        passed = list({(p.call_site, p.value): p for p in out}.values())
+        if not passed:
+            return None, ("no call of TFLM's interpreter constructor or MicroAllocator::Create "
+                          "with an arena was found in the code"), False
+        unread = [p for p in passed if p.value is None]
+        if unread:
+            run_time = [p for p in unread if p.run_time]
+            return None, (run_time or unread)[0].where, bool(run_time)
+        values = {p.value for p in passed}
+        if len(values) > 1:
+            return None, (f"{len(passed)} calls hand TFLM different arenas ("
+                          f"{', '.join(f'{v:#x}' for v in sorted(values))})"), False
+        p = passed[0]
+        held = self.image.symbol_at(p.value) if p.value else None
+        size = p.size if p.size is not None else (held.address + held.size - p.value if held else None)
+        via = f"; calls at {', '.join(f'{q.call_site:#x}' for q in passed)}" if len(passed) > 1 else ""
+        return Arena(demangle(held.name) if held else None, p.value, size, f"{p.where}{via}"), "", False
 
     def model_addresses(self) -> list[tuple[int, str]]:
         """Constant addresses outside the image's sections that the code reads the model from:
@@ -247,7 +265,7 @@ class Calls:
                      if c.target in self.entries and self.entries[c.target].constructs
                      and not _in_tflm(self.image, c.function)}
         for function, call in functions.items():
-            name = demangle(name_at(self.image, function) or f"{function:#x}")
+            name = name_at(self.image, function) or f"{function:#x}"
             for pc, load in sorted(call.loads.items()):
                 if isinstance(load, int):
                     found.setdefault(load, f"a word load at {pc:#x} in `{name}`")
