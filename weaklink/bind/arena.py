@@ -5,8 +5,7 @@ In order, the first that answers:
    output section of the image or an input section of the map, or an address and size), or a
    symbol the binding names under [arena];
 2. evidence: what the code hands TFLM's interpreter or allocator (weaklink.bind.tflmcalls,
-   `Calls.arena`);
-   every call must agree;
+   `Calls.arena`); every call must agree;
 3. convention, an assumption that is printed: an input section apps put arenas in (from the
    map: `.bss.tensor_arena`, `tflm_arena`, `.bss.NoInit.activation_buf*`), else the largest
    object whose demangled name has `arena` in it (`(anonymous namespace)::
