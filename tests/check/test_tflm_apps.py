@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from weaklink.bind.arena import _objects as arena_objects
+from weaklink.bind.tflm import _objects as arena_objects
 from weaklink.bind.tflmcalls import entries
 from weaklink.check import check
 from weaklink.cli import main

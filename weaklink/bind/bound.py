@@ -17,13 +17,12 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from weaklink.bind.arena import find_arena
 from weaklink.bind.binding import Binding, load_binding
 from weaklink.bind.evidence import ReaderEvidence
 from weaklink.bind.fastmem import INIT, DriverInit, resolve_fast_memory
 from weaklink.bind.table import (BaseAddressTable, apply_fast_memory, find_model, resolve_bases,
                                  symbol_fact)
-from weaklink.bind.tflm import EmbeddedModel, find_models, place_model, tflm_tables
+from weaklink.bind.tflm import EmbeddedModel, find_arena, find_models, place_model, tflm_tables
 from weaklink.bind.tflmcalls import Calls
 from weaklink.errors import InputError
 from weaklink.read.image import Image

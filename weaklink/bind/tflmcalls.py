@@ -30,7 +30,7 @@ from functools import cached_property
 
 from weaklink.bind import callsite
 from weaklink.bind.origins import RETURNED
-from weaklink.bind.tflm import Arena
+from weaklink.bind.tflm import Arena, name_at
 from weaklink.demangle import demangle, demangle_many
 from weaklink.read.image import Image
 
@@ -72,12 +72,6 @@ def parameters(demangled: str) -> list[str]:
         else:
             cur += ch
     return out + ([cur.strip()] if cur.strip() else [])
-
-
-def name_at(image: Image, address: int) -> str | None:
-    """The demangled name of the symbol that holds `address` (0: none)."""
-    sym = image.symbol_at(address) if address else None
-    return demangle(sym.name) if sym else None
 
 
 def entries(image: Image) -> dict[int, Entry]:
