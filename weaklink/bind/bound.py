@@ -4,9 +4,10 @@
 1. the binding: given, or the preset for how the model is embedded: a vela_bin_stream blob
    (ExecuTorch, `executorch-arm`), or a Vela .tflite with ethos-u operators or TFLM's
    interpreter linked (TensorFlow Lite Micro, `tflm-ethosu`);
-2. tflite: the embedded models, found once, and a model the image reads from outside itself
-   (`--model FILE[@ADDR]`, weaklink.bind.tflm.place_model);
-3. whether the backend reads each pointer the binding names (weaklink.bind.evidence);
+2. tflite: the embedded models, found once, a model the image reads from outside itself
+   (`--model FILE[@ADDR]`), and the tensor arena (weaklink.bind.tflm);
+3. whether the backend reads each pointer the binding names (weaklink.bind.evidence), and
+   the fast memory the driver is given (weaklink.bind.fastmem);
 4. every base-address table, with the driver's fast-memory rule (weaklink.bind.table).
 The calls of the driver's init function (DriverInit: DWARF call sites, and the code) and of
 TFLM's entry points (Calls) are read when first asked for, the code in one scan for both; the
@@ -56,20 +57,20 @@ def bind_image(image: Image, rules: Binding | None = None, *, link_map=None,
                              "ethos-u operator in the image's loadable sections (give --binding "
                              "or --model)")
         rules = load_binding(name)
-    placed = None
+    placed = found = None
     if rules.model_format == "tflite":
         models = find_models(image, rules) if models is None else models
         placed = place_model(model_path, model_at, models, calls) if model_path else None
         models = [placed] if placed is not None else models
         if not models and not model_path:
             raise InputError(image.elf.name, calls.model_missing())
+        found = find_arena(image, rules.arena, calls, link_map, arena) if models else None
     refs = None
     if any(r.reader for r in rules.regions):
         refs = ReaderEvidence(image, link_inputs=link_inputs)
     init = DriverInit(image, INIT, calls)
     fast = resolve_fast_memory(image, rules.fast_memory, init)
     if rules.model_format == "tflite":      # no model but --model's: no table of the image
-        found = find_arena(image, rules.arena, calls, link_map, arena) if models else None
         tables = tflm_tables(image, rules, models, found) if models else []
     else:
         tables = [resolve_bases(image, rules, refs, require_model=not model_path)]
