@@ -174,8 +174,9 @@ def _symbol_base(image: Image, rule: RegionRule, blob: VelaBlob | None = None) -
 def resolve_bases(image: Image, binding: Binding, references: ReaderEvidence | None = None,
                   *, require_model: bool = True) -> BaseAddressTable:
     """Compute the base-address table. `references` (weaklink.bind.evidence) lets a pointer
-    rule tell a symbol the backend reads from one it never reads. With `require_model=False` (the model comes
-    from elsewhere) an image without an embedded blob gets region 0 = 0, said in its note."""
+    rule tell a symbol the backend reads from one it never reads. With `require_model=False`
+    (the model comes from elsewhere) an image without an embedded blob gets region 0 = 0, said
+    in its note."""
     elf = image.elf
     try:
         address, raw, payload = find_model(image, binding)

@@ -31,8 +31,7 @@ from pathlib import Path
 import npu.api
 from npu.hw import accelerator as npu_accelerator, load_vela_ini
 from weaklink.analyze import npu_findings
-from weaklink.bind import load_binding
-from weaklink.bind.binding import pointer_symbols
+from weaklink.bind.binding import load_binding, pointer_symbols
 from weaklink.bind.bound import bind_image
 from weaklink.bind.table import BoundBase
 from weaklink.check.board import choose as choose_soc
@@ -96,7 +95,7 @@ def check_image(image: Image, link_map: LinkMap | None = None, *, accelerator: s
 
     # 3. the SoC (given, or from the NPU base the image passes ethosu_init and its segments);
     # the driver hooks it overrides
-    choice = choose_soc(image, acc, soc, bound.init)
+    choice = choose_soc(image, acc, soc, bound.init)   # one line, exit 2, for an NPU the SoC cannot carry
     board = choice.soc
     hooks = driver_hooks(image, board, memory_mode)
 
