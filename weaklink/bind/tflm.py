@@ -108,13 +108,13 @@ def name_at(image: Image, address: int) -> str | None:
 
 
 def _model_at(image: Image, data: bytes, address: int, origin: int, marker: str | None):
-    name = marker or _marker(image, address)
     try:
         model = read_tflite(data, image.name, origin)
     except InputError:
         return None
     if not model.operators:
         return None
+    name = marker or _marker(image, address)
     return EmbeddedModel(address, name, data[:model.extent], model.operators, model.offline_plan)
 
 
