@@ -5,6 +5,7 @@ import pytest
 
 from npu.read.blob import read_blob
 from weaklink.bind import load_binding, resolve_bases
+from weaklink.bind.evidence import ReaderEvidence
 from weaklink.errors import InputError
 from weaklink.read.image import Image
 
@@ -108,24 +109,20 @@ def test_blob_found_by_scanning_when_the_binding_names_no_symbol(firmware, tmp_p
 
 
 def test_removed_backend_passes_zero_even_when_the_runner_defines_a_fast_scratch(firmware):
-    from weaklink.bind.references import from_dwarf
-
     outcome = firmware["removed-example-u85"]
     image = Image.from_path(outcome.elf)
     binding = load_binding("executorch-arm")
     # Symbols alone: the runner's strong 384 KB array is there.
     assert resolve_bases(image, binding).base(2).address in SRAM
     # DWARF shows that EthosUBackend.cpp never mentions the pointer: the backend passes 0/0.
-    fast = resolve_bases(image, binding, references=from_dwarf(image.elf)).base(2)
+    fast = resolve_bases(image, binding, references=ReaderEvidence(image)).base(2)
     assert (fast.address, fast.size) == (0, 0)
     assert "passes 0/0" in fast.note
 
 
 @pytest.mark.parametrize("variant", ["weak-example-u85", "extern-example-u85", "weak-custom-u85"])
 def test_dwarf_references_keep_the_pointer_the_backend_reads(firmware, variant):
-    from weaklink.bind.references import from_dwarf
-
     outcome = firmware[variant]
     image = Image.from_path(outcome.elf)
     binding = load_binding("executorch-arm")
-    assert resolve_bases(image, binding, references=from_dwarf(image.elf)) == resolve_bases(image, binding)
+    assert resolve_bases(image, binding, references=ReaderEvidence(image)) == resolve_bases(image, binding)

@@ -18,7 +18,7 @@ import pytest
 from weaklink import toolchain
 from weaklink.bind import callsite
 from weaklink.bind.consttrack import step
-from weaklink.bind.fastmem import resolve_fast_memory
+from weaklink.bind.fastmem import DriverInit, resolve_fast_memory
 from weaklink.bind.binding import FastMemoryRule
 from weaklink.read import thumb
 from weaklink.read.image import Image
@@ -128,14 +128,14 @@ def _source() -> str:
     return "\n".join(out) + "\n"
 
 
-def _calls(elf) -> dict[str, callsite.ArgValues]:
+def _calls(elf) -> dict[str, callsite.CodeCall]:
     image = Image.from_path(elf)
     c = image.defined
     funcs = sorted((int(a), int(a) + int(n), image.text(int(o), int(ln)))
                    for a, n, o, ln, t in zip(c.address, c.size, c.name_off, c.name_len, c.type)
                    if t == 2)
     out = {}
-    for call in callsite.from_code(image, "ethosu_init"):
+    for call in DriverInit(image).code:
         name = next(n for a, e, n in funcs if a <= call.call_site < e)
         out[name] = call
     return out
@@ -230,7 +230,7 @@ def _build(d, cpu, opt, symbol, extra=()):
 def test_compiled_call_sites(cross_toolchain, tmp_path, cpu, opt, symbol):
     elf = _build(tmp_path, cpu, opt, symbol)
     image = Image.from_path(elf)
-    [call] = callsite.from_code(image, "ethosu_init")
+    [call] = DriverInit(image).code
     fast = image.lookup("fast_memory")[0].address if symbol else 0x31000000
     assert call.values.get(2) == fast and call.values.get(3) == 393216
     assert call.values.get(1) == 0x48102000
@@ -262,7 +262,7 @@ def test_two_values_on_two_paths_are_unknown(cross_toolchain, tmp_path):
                                  "-Wl,-e,main", "caller.c", "driver.c", "-o", "x.elf"], cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     image = Image.from_path(tmp_path / "x.elf")
-    [call] = callsite.from_code(image, "ethosu_init")
+    [call] = DriverInit(image).code
     assert 2 not in call.values and call.values.get(3) == 393216
     found = resolve_fast_memory(image, FastMemoryRule())
     assert found.unknown and "not the same on every path" in found.note
@@ -298,7 +298,7 @@ def test_a_call_through_lds_long_branch_stub(cross_toolchain, tmp_path):
     assert done.returncode == 0, done.stderr
     image = Image.from_path(tmp_path / "far.elf")
     assert image.lookup("__ethosu_init_veneer")
-    [call] = callsite.from_code(image, "ethosu_init")
+    [call] = DriverInit(image).code
     fast = image.lookup("fast_memory")[0].address
     assert (call.values.get(2), call.values.get(3)) == (fast, 393216)
     assert callsite.address_taken(image, "ethosu_init") is None
@@ -338,7 +338,7 @@ def test_only_a_function_pointer_reaches_it(cross_toolchain, tmp_path, call):
                          cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     image = Image.from_path(tmp_path / "p.elf")
-    assert callsite.from_code(image, "ethosu_init") == []
+    assert DriverInit(image).code == []
     hook = image.lookup("npu_init_hook")[0].address
     assert callsite.address_taken(image, "ethosu_init") == hook
     found = resolve_fast_memory(image, FastMemoryRule())

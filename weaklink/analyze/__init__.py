@@ -92,12 +92,12 @@ def npu_findings(image: Image, link_map: LinkMap | None,
     `names` (the symbols the binding reads). None of the rest of the report is computed: the
     unit of every symbol, region usage, the weak-default infos."""
     table = GlobalSymbols(image, R.from_image(image))
+    defined = {n: hits[0] for n in names if (hits := table.lookup(n))}
     attribution = Attribution(image, link_map)
+    units = attribution.many(list(defined.values()))
     facts = CxxFacts(table, attribution, _comdat(attribution, link_map, None))
     found = F.near_misses(table, facts) + _not_extracted(table, link_map, None, None, [])
     found.sort(key=_reading_order)
-    defined = {n: hits[0] for n in names if (hits := _lookup(image, n, table))}
-    units = attribution.many(list(defined.values()))
     return found, {n: units[s.index] for n, s in defined.items() if s.index in units}
 
 
@@ -120,17 +120,8 @@ def _regions(image, link_map, board) -> R.RegionMap:
     return R.from_image(image)
 
 
-def _lookup(image: Image, name: str, table: GlobalSymbols) -> tuple:
-    """The defined symbols called `name`: a .symtab name, or a demangled C++ name (`ns::x`)."""
-    hits = image.lookup(name)
-    if not hits and "::" in name:
-        index = table.find_demangled(name)
-        hits = (image.symbol(index),) if index is not None else ()
-    return hits
-
-
 def _query(image: Image, regions: R.RegionMap, name: str, table: GlobalSymbols) -> Query:
-    hits = _lookup(image, name, table)
+    hits = table.lookup(name)
     if not hits:
         return Query(name, False)
     sym = hits[0]

@@ -134,6 +134,14 @@ class GlobalSymbols:
             return None
         return self.cols.index[self.mangled_rows[k]]
 
+    def lookup(self, name: str) -> tuple:
+        """The defined symbols called `name`: a .symtab name, or a demangled C++ name (`ns::x`)."""
+        hits = self.image.lookup(name)
+        if not hits and "::" in name:
+            index = self.find_demangled(name)
+            hits = (self.image.symbol(index),) if index is not None else ()
+        return hits
+
     def names(self, rows) -> list[str]:
         return [n.decode("utf-8", "replace") for n in self.raw_names(rows)]
 

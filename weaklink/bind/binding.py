@@ -13,7 +13,7 @@ Validated on load; every error names the file and the key. Region sources:
 
 Optional tables: `[model] format` ("vela_bin_stream" or "tflite"), `[arena]` (where the tensor
 arena is: `symbols`, `input_section`, `symbol_suffix`; read from the code before these, see
-weaklink.bind.arena), `[fast_memory]` (what `callee`, the
+weaklink.bind.tflm), `[fast_memory]` (what `callee`, the
 driver's init, receives: `symbols`/`size_symbols` name it, else it is read from the image).
 """
 from __future__ import annotations
@@ -51,7 +51,7 @@ SIZES = ("model-scratch",)
 class ArenaRule:
     """Where TFLM's tensor arena is: a named symbol; else, when the code does not show it, an
     input section (needs the map) or the largest object whose demangled name has
-    `symbol_suffix` in its last component (weaklink.bind.arena)."""
+    `symbol_suffix` in its last component (weaklink.bind.tflm)."""
     symbols: tuple[str, ...] = ()
     input_section: str | None = ".bss.tensor_arena"
     symbol_suffix: str | None = "arena"
@@ -81,6 +81,14 @@ class Binding:
 
 def presets() -> list[str]:
     return sorted(p.stem for p in PRESETS.glob("*.toml"))
+
+
+def pointer_symbols(binding: Binding | None) -> list[str]:
+    """The symbols the pointer rules of `binding` read; with no binding yet (it is detected
+    from the image), those of every preset."""
+    bindings = [binding] if binding else [load_binding(name) for name in presets()]
+    return list(dict.fromkeys(n for b in bindings for r in b.regions if r.source == "pointer"
+                              for n in r.symbols))
 
 
 def load_binding(name_or_path: str | Path) -> Binding:

@@ -13,9 +13,12 @@ AAPCS the third and fourth arguments travel in r2 and r3. Two sources, tried in 
    MOV between registers, arithmetic on known values). Where paths meet, a register keeps
    its value only when every path agrees; an instruction that may write a register without
    a constant makes it unknown; a function that jumps through a register or a table gives
-   no value at all.
+   no value at all. A load from a read-only word of the image reads the word the image holds
+   there (weaklink.bind.constmem). One scan of the code (`calls_to`) reads the calls of every
+   function asked for at once: ethosu_init's and TFLM's entry points (weaklink.bind.tflmcalls).
 
-Either gives an `ArgValues` with its source; None means "unknown" to the caller, never a guess.
+DWARF gives an `ArgValues`, the code a `CodeCall`; a register absent from either's `values` is
+"unknown" to the caller, never a guess.
 """
 from __future__ import annotations
 
@@ -50,7 +53,7 @@ def from_dwarf(dwarf: Dwarf, callee: str) -> list[ArgValues]:
 
 
 # -- Thumb code -------------------------------------------------------------------------------
-def _targets(image, callee: str) -> tuple[set[int], list[tuple[int, int]]]:
+def callee_targets(image, callee: str) -> tuple[set[int], list[tuple[int, int]]]:
     """The callee's addresses, with GNU ld's long-branch stubs to it (`__callee_veneer`, a local
     function that loads the callee's address into pc): a BL to the stub is a call of the callee.
     Also the stubs' [start, end), whose literal is the callee's address but no function pointer."""
@@ -58,33 +61,6 @@ def _targets(image, callee: str) -> tuple[set[int], list[tuple[int, int]]]:
     targets = {s.address & ~1 for s in image.lookup(callee) if s.shndx}
     return targets | {s.address & ~1 for s in stubs}, [(s.address & ~1, (s.address & ~1) + max(s.size, 8))
                                                         for s in stubs]
-
-
-def from_code(image, callee: str) -> list[ArgValues]:
-    """r0-r3 at every `BL callee` (or tail-call `B callee`) in the image's code."""
-    targets, _ = _targets(image, callee)
-    if not targets:
-        return []
-    elf = image.elf
-    out = []
-    for i, sh in enumerate(elf.shdrs):
-        if sh.sh_type != S.SHT_PROGBITS or not sh.sh_flags & S.SHF_EXECINSTR:
-            continue
-        out += _scan(image, elf.section_bytes(i), sh.sh_addr, targets)
-    return out
-
-
-def _scan(image, code: bytes, base: int, targets: set[int]) -> list[ArgValues]:
-    def word(addr):
-        off = addr - base
-        return struct.unpack_from("<I", code, off)[0] if 0 <= off <= len(code) - 4 else None
-
-    out, sites, decoded = [], thumb.branch_sites(code, base, targets), {}
-    for start, end in _function_extents(image, base, base + len(code)):
-        k = bisect.bisect_left(sites, start)
-        if k < len(sites) and sites[k] < end:       # only functions that may call a target
-            out += _calls_in(code, base, start, end, targets, word, decoded=decoded)
-    return out
 
 
 def _merge(old: dict, new: dict) -> dict:
@@ -173,7 +149,7 @@ def address_taken(image, callee: str) -> int | None:
     literal pool; Thumb functions' pointers have bit 0 set), outside ld's stubs to it: the one way
     left to call it that the code does not show. None when nothing holds it."""
     funcs = {s.address & ~1 for s in image.lookup(callee) if s.shndx and s.type == S.STT_FUNC}
-    _, stubs = _targets(image, callee)
+    _, stubs = callee_targets(image, callee)
     elf = image.elf
     for i, sh in enumerate(elf.shdrs):
         if sh.sh_type != S.SHT_PROGBITS or not sh.sh_flags & S.SHF_ALLOC:

@@ -10,9 +10,9 @@ defines. The sources, in the order they are asked:
    not read it;
 2. relocations in the link inputs (objects or archives given to `check`), by the same rule,
    over the inputs whose names match the reader;
-3. DWARF (-g): a unit that uses a variable has a DIE for it; the answer counts only when a
-   unit matching the reader is described at all (a Release image's DWARF is often only the C
-   library's, which says nothing about the backend);
+3. DWARF (-g, DwarfReferences): a unit that uses a variable has a DIE for it; the answer
+   counts only when a unit matching the reader is described at all (a Release image's DWARF
+   is often only the C library's, which says nothing about the backend);
 4. the code of the image (weaklink.bind.coderefs): a literal pool word, a GOT slot or a
    MOVW/MOVT pair holding the variable's address in the reader's code. Found, it is evidence
    that the code reads it; not found, it is no evidence either way.
@@ -25,15 +25,16 @@ from __future__ import annotations
 import fnmatch
 import os
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cache, cached_property
 
 
 from npu.records import Record
 from weaklink.bind.coderefs import CodeMap, find_refs
-from weaklink.demangle import demangle_many
+from weaklink.demangle import demangle_many, unqualified
 from weaklink.errors import InputError, read_input
 from weaklink.read import elfstructs as S
 from weaklink.read.archive import Archive, is_archive
+from weaklink.read.dwarf import Dwarf, dwarf_of
 from weaklink.read.image import Image
 from weaklink.read.objfile import ObjectFile
 
@@ -52,14 +53,37 @@ def matches(glob: str, name: str | None) -> bool:
     return fnmatch.fnmatchcase(name, glob) or fnmatch.fnmatchcase(os.path.basename(name), glob)
 
 
-class ReaderEvidence:
-    """Evidence about who reads a variable in one image. `dwarf` is a
-    weaklink.bind.references.DwarfReferences (or None), `link_inputs` the paths of objects and
-    archives of the link. Call it with a symbol name and the reader glob."""
+class DwarfReferences:
+    """Who mentions a symbol, from DWARF: the compilation units DWARF describes (`units`) and,
+    called with a variable's name, the units that declare or define it (read when asked for).
+    In DWARF (-g), a unit that declares or defines a variable has a DW_TAG_variable for it (a
+    block-scope `extern` gives a declaration DIE, a definition a full one). ld's --cref table
+    cannot answer this: a file that defines a name weakly after another file defined it is not
+    listed at all, even when it also reads it (ld 2.40, measured on the fixtures)."""
 
-    def __init__(self, image: Image, *, dwarf=None, link_inputs=()):
+    def __init__(self, dwarf: Dwarf):
+        self._dwarf = dwarf
+
+    @cached_property
+    def units(self) -> tuple[str, ...]:
+        return tuple(self._dwarf.unit_names())
+
+    @cache
+    def _mentions(self, name: str) -> list[str]:
+        return self._dwarf.variable_units(name)
+
+    def __call__(self, name: str) -> list[str]:
+        direct = self._mentions(name)
+        return direct + [u for u in self._mentions(unqualified(name)) if u not in direct]
+
+
+class ReaderEvidence:
+    """Evidence about who reads a variable in one image; `link_inputs` the paths of objects
+    and archives of the link. Call it with a symbol name and the reader glob. The image's DWARF
+    is read when a question needs it; corrupt DWARF is one InputError (DwarfError) then."""
+
+    def __init__(self, image: Image, *, link_inputs=()):
         self.image = image
-        self.dwarf = dwarf
         self.link_inputs = tuple(str(p) for p in link_inputs)
         self._cache: dict[tuple[str, str], ReadEvidence] = {}
 
@@ -76,6 +100,12 @@ class ReaderEvidence:
                 return found
         return ReadEvidence(None, "none", f"no relocation, DWARF or code of the image shows "
                             f"whether the {reader} code reads `{name}`")
+
+    @cached_property
+    def dwarf(self) -> DwarfReferences | None:
+        """None when the image has no DWARF (then it cannot tell)."""
+        dwarf = dwarf_of(self.image.elf)
+        return DwarfReferences(dwarf) if dwarf.present else None
 
     # -- what the image says about its code -------------------------------------------------
     @cached_property

@@ -34,10 +34,13 @@ INIT = "ethosu_init"
 class DriverInit:
     """The calls of the driver's init function in one image, each source read once: DWARF call
     sites and the code before each call. check reads r1 (the NPU base, weaklink.check.board)
-    and r2, r3 (the fast memory) of the same calls."""
+    and r2, r3 (the fast memory) of the same calls. `calls`: a weaklink.bind.tflmcalls.Calls
+    whose one scan of the code also reads these calls (check's), else they get a scan of
+    their own."""
 
-    def __init__(self, image: Image, callee: str = INIT):
+    def __init__(self, image: Image, callee: str = INIT, calls=None):
         self.image, self.callee = image, callee
+        self._calls = calls if calls is not None and calls.callee == callee else None
 
     @cached_property
     def linked(self) -> bool:
@@ -48,8 +51,11 @@ class DriverInit:
         return callsite.from_dwarf(dwarf_of(self.image.elf), self.callee)
 
     @cached_property
-    def code(self) -> list[ArgValues]:
-        return callsite.from_code(self.image, self.callee)
+    def code(self) -> list[callsite.CodeCall]:
+        if self._calls is not None:
+            return self._calls.callee_calls
+        targets, _ = callsite.callee_targets(self.image, self.callee)
+        return callsite.calls_to(self.image, targets) if targets else []
 
 
 @dataclass(frozen=True)

@@ -8,23 +8,14 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass, field, replace
-from typing import Callable
 
 from npu.read.blob import BLOCK_HEAD, FOOTER, HEADER, VelaBlob, read_blob
-from weaklink.bind import tflm
-from weaklink.bind.arena import find_arena
-from weaklink.bind.tflmcalls import links_tflm, model_missing
-from weaklink.bind.binding import Binding, RegionRule, load_binding
-from weaklink.bind.fastmem import FAST_MEMORY_INDEX, DriverInit, resolve_fast_memory
+from weaklink.bind.binding import Binding, RegionRule
+from weaklink.bind.fastmem import FAST_MEMORY_INDEX
 from weaklink.bind.evidence import ReaderEvidence, ReadEvidence
 from weaklink.errors import InputError
 from weaklink.read import elfstructs as S
 from weaklink.read.image import Image
-
-# What a pointer rule asks about its reader: a ReaderEvidence (every source of evidence), or
-# DWARF alone (weaklink.bind.references.DwarfReferences: a symbol name -> the units mentioning it).
-References = Callable[..., object]
-
 
 @dataclass(frozen=True)
 class SymbolFact:
@@ -142,38 +133,13 @@ def find_model(image: Image, binding: Binding) -> tuple[int, bytes, dict[str, in
                      "(give the model with --model)")
 
 
-def detect_binding(image: Image, model_given: bool) -> str:
-    """The preset for how the model is embedded: a vela_bin_stream blob (ExecuTorch) or a Vela
-    .tflite with ethos-u operators (TensorFlow Lite Micro)."""
-    try:
-        find_model(image, load_binding("executorch-arm"))
-        return "executorch-arm"
-    except InputError:
-        pass
-    if tflm.find_models(image, load_binding("tflm-ethosu")) or links_tflm(image):
-        return "tflm-ethosu"
-    if model_given:
-        return "executorch-arm"
-    raise InputError(image.name, "no vela_bin_stream blob and no Vela .tflite with an "
-                     "ethos-u operator in the image's loadable sections (give --binding or --model)")
-
-
-def _evidence(image: Image, refs: References | None, name: str,
-              reader: str | None) -> ReadEvidence | None:
-    if refs is None or reader is None:
-        return None
-    if not isinstance(refs, ReaderEvidence):        # DWARF alone
-        refs = ReaderEvidence(image, dwarf=refs)
-    return refs(name, reader)
-
-
-def _pointer_base(image: Image, rule: RegionRule, refs: References | None) -> BoundBase:
+def _pointer_base(image: Image, rule: RegionRule, refs: ReaderEvidence | None) -> BoundBase:
     sizes = rule.size_symbols or (None,) * len(rule.symbols)
     for name, size_name in zip(rule.symbols, sizes):
         fact = symbol_fact(image, name)
         if fact is None:
             continue
-        evidence = _evidence(image, refs, name, rule.reader)
+        evidence = refs(name, rule.reader) if refs is not None and rule.reader else None
         if evidence is not None and evidence.reads is False:
             return BoundBase(rule.index, rule.name, 0, 0, None, None,
                              f"`{name}` is linked but no {rule.reader} unit reads it: the "
@@ -205,11 +171,12 @@ def _symbol_base(image: Image, rule: RegionRule, blob: VelaBlob | None = None) -
                      f"{', '.join(rule.symbols)} is defined in the image")
 
 
-def resolve_bases(image: Image, binding: Binding, references: References | None = None,
+def resolve_bases(image: Image, binding: Binding, references: ReaderEvidence | None = None,
                   *, require_model: bool = True) -> BaseAddressTable:
-    """Compute the base-address table. `references` (a ReaderEvidence, or DWARF alone) lets a
-    pointer rule tell a symbol the backend reads from one it never reads. With `require_model=False` (the model comes
-    from elsewhere) an image without an embedded blob gets region 0 = 0, said in its note."""
+    """Compute the base-address table. `references` (weaklink.bind.evidence) lets a pointer
+    rule tell a symbol the backend reads from one it never reads. With `require_model=False`
+    (the model comes from elsewhere) an image without an embedded blob gets region 0 = 0, said
+    in its note."""
     elf = image.elf
     try:
         address, raw, payload = find_model(image, binding)
@@ -230,24 +197,6 @@ def resolve_bases(image: Image, binding: Binding, references: References | None 
                             address + payload.get("cmd_data", 0) if raw else 0)
 
 
-def resolve_tables(image: Image, binding: Binding, references: References | None = None, *,
-                   link_map=None, init: DriverInit | None = None, require_model: bool = True,
-                   arena: str | None = None, placed=None) -> list[BaseAddressTable]:
-    """Every table the firmware will pass: one per embedded model and ethos-u operator for a
-    tflite binding, the one of the blob otherwise; the driver's fast-memory rule applied.
-    tflite: `arena` states the tensor arena (--arena), `placed` is a model the image reads
-    from outside itself (tflm.EmbeddedModel, --model FILE@ADDR). `link_map`: the link's map
-    (weaklink.read.ldmap), whose input sections may hold the arena; `init`: the calls of the
-    driver's init function, read once (weaklink.bind.fastmem.DriverInit)."""
-    fast = resolve_fast_memory(image, binding.fast_memory, init)
-    if binding.model_format == "tflite":
-        tables = _tflm_tables(image, binding, link_map, require_model, arena, placed)
-    else:
-        tables = [resolve_bases(image, binding, references, require_model=require_model)]
-    fact = symbol_fact(image, fast.symbol, local=True) if fast.symbol else None
-    return [apply_fast_memory(replace(t, fast_memory=fast), fact) for t in tables]
-
-
 def apply_fast_memory(table: BaseAddressTable, fact: SymbolFact | None = None) -> BaseAddressTable:
     """ethosu_invoke_v3: a non-zero fast memory replaces base_addr[2] when there are more than
     2 entries; the size stays the table's (the driver compares it with the fast memory's)."""
@@ -264,34 +213,6 @@ def apply_fast_memory(table: BaseAddressTable, fact: SymbolFact | None = None) -
     else:
         return table
     return replace(table, bases=tuple(new if b is old else b for b in table.bases))
-
-
-def _tflm_tables(image: Image, binding: Binding, link_map, require_model: bool,
-                 spec: str | None = None, placed=None):
-    models = [placed] if placed is not None else tflm.find_models(image, binding)
-    if not models:
-        if require_model:
-            raise InputError(image.elf.name, model_missing(image))
-        return []
-    arena = find_arena(image, binding.arena, link_map, spec)
-    tables = []
-    for m in models:
-        for op in m.operators:
-            bases, first = [], {}
-            for i, tensor in enumerate(op.entries):
-                rule = binding.region(i)
-                name = rule.name if rule else tensor.name
-                address, size, note, bounds, offset = tflm.tensor_base(
-                    i, name, tensor, m, arena, first.get(tensor.index))
-                first.setdefault(tensor.index, i)
-                fact = symbol_fact(image, arena.name, local=True) if bounds and arena.name else None
-                bases.append(BoundBase(i, name, address or 0, size, fact, None, note, bounds,
-                                       offset, unknown=note if address is None else "",
-                                       run_time=address is None and arena.run_time))
-            stream = m.address + op.command_stream.data_offset
-            tables.append(BaseAddressTable(binding.name, m.address, None, tuple(bases), m.data,
-                                           stream, "tflite", m.symbol, op.number, arena))
-    return tables
 
 
 def _weights_base(rule: RegionRule, address: int, payload: dict, blob) -> BoundBase:

@@ -26,9 +26,11 @@ is unknown, and said so.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 from weaklink.bind import callsite
 from weaklink.bind.origins import RETURNED
+from weaklink.bind.tflm import Arena, name_at
 from weaklink.demangle import demangle, demangle_many
 from weaklink.read.image import Image
 
@@ -72,11 +74,6 @@ def parameters(demangled: str) -> list[str]:
     return out + ([cur.strip()] if cur.strip() else [])
 
 
-def _name_at(image: Image, address: int) -> str | None:
-    sym = image.symbol_at(address) if address else None
-    return sym.name if sym else None
-
-
 def entries(image: Image) -> dict[int, Entry]:
     """TFLM's entry points linked in the image, by address."""
     found = []
@@ -103,22 +100,63 @@ def entries(image: Image) -> dict[int, Entry]:
 
 
 def _in_tflm(image, function: int) -> bool:
-    name = _name_at(image, function)
-    return bool(name) and demangle(name).startswith("tflite::")
+    name = name_at(image, function)
+    return bool(name) and name.startswith("tflite::")
 
 
 class Calls:
-    """The calls of TFLM's entry points in one image, read once, with the calls of the
-    functions that pass an argument on to them."""
+    """The calls of TFLM's entry points in one image, with the calls of the functions that
+    pass an argument on to them, and the calls of `callee` (the driver's init function,
+    weaklink.bind.fastmem.DriverInit): one scan of the code reads the calls of both, when
+    first asked for. check builds one per image and hands it to every step that reads what
+    the code passes."""
 
-    def __init__(self, image):
-        self.image = image
-        self.entries = entries(image)
-        self.calls = callsite.calls_to(image, set(self.entries)) if self.entries else []
+    def __init__(self, image: Image, callee: str | None = None):
+        self.image, self.callee = image, callee
+
+    @cached_property
+    def entries(self) -> dict[int, Entry]:
+        return entries(self.image)
+
+    @cached_property
+    def _callee_targets(self) -> set[int]:
+        return callsite.callee_targets(self.image, self.callee)[0] if self.callee else set()
+
+    @cached_property
+    def _scanned(self) -> list[callsite.CodeCall]:
+        targets = set(self.entries) | self._callee_targets
+        return callsite.calls_to(self.image, targets) if targets else []
+
+    @cached_property
+    def calls(self) -> list[callsite.CodeCall]:
+        return [c for c in self._scanned if c.target in self.entries]
+
+    @cached_property
+    def callee_calls(self) -> list[callsite.CodeCall]:
+        """The calls of `callee` (directly or through ld's long-branch stub)."""
+        return [c for c in self._scanned if c.target in self._callee_targets]
+
+    @cached_property
+    def callers(self) -> list[callsite.CodeCall]:
         follow = {c.function for c in self.calls if c.passed}
         follow |= {c.function for c in self.calls if c.target in self.entries and
-                   self.entries[c.target].constructs and not _in_tflm(image, c.function)}
-        self.callers = callsite.calls_to(image, follow) if follow else []
+                   self.entries[c.target].constructs and not _in_tflm(self.image, c.function)}
+        return callsite.calls_to(self.image, follow) if follow else []
+
+    def links_tflm(self) -> bool:
+        """TFLM's interpreter is linked (its constructor, under any overload)."""
+        return any(e.constructs for e in self.entries.values())
+
+    def model_missing(self) -> str:
+        """Why a TFLM image has no model to check, and the option that supplies it."""
+        found = self.model_addresses()
+        if found:
+            first, where = found[0]
+            more = "".join(f"; also {a:#x} ({w})" for a, w in found[1:])
+            return (f"model read from {first:#x}, not in the image ({where}{more}): give "
+                    f"--model FILE@{first:#x}")
+        return ("no Vela .tflite with an ethos-u operator in the image's loadable sections, and "
+                "the code does not show where the model is read from (give --model FILE@ADDR)")
 
     def _callers(self, function: int) -> list[callsite.CodeCall]:
         return [c for c in self.callers if c.target == function]
@@ -126,8 +164,8 @@ class Calls:
     def _values(self, call, reg: int, callee: str, depth: int = 0) -> list[Passed]:
         """What `call` passes in `reg`: a constant, or, passed on, what each call of the
         calling function passes."""
-        name = _name_at(self.image, call.function)
-        name = demangle(name).split("(")[0] if name else f"{call.function:#x}"
+        name = name_at(self.image, call.function)
+        name = name.split("(")[0] if name else f"{call.function:#x}"
         if reg in call.values:
             return [Passed(call.call_site, callee, call.values[reg], None,
                            f"the code before the call of {callee} at {call.call_site:#x}"
@@ -153,8 +191,8 @@ class Calls:
         if reg not in call.read_only:
             return ""
         pc, address = call.read_only[reg]
-        name = _name_at(self.image, address)
-        held = f" (`{demangle(name)}`)" if name else ""
+        name = name_at(self.image, address)
+        held = f" (`{name}`)" if name else ""
         return (f", a load at {pc:#x} from the read-only word at {address:#x}{held}, which holds "
                 f"it in the image")
 
@@ -166,8 +204,8 @@ class Calls:
                                  "not follow)"), False
         kind, pc, what = origin
         if kind == RETURNED:
-            callee = _name_at(self.image, what) if what is not None else None
-            callee = demangle(callee).split("(")[0] if callee else (f"{what:#x}" if what else "?")
+            callee = name_at(self.image, what) if what is not None else None
+            callee = callee.split("(")[0] if callee else (f"{what:#x}" if what else "?")
             return (f"computed at run time: the value `{callee}` returns (the call at {pc:#x}), "
                     f"or one derived from it"), True
         if what is None:
@@ -176,8 +214,9 @@ class Calls:
         return (f"loaded at {pc:#x} from the word at {what:#x}, which the reader cannot follow "
                 f"(writable, and no store of this function to it)"), False
 
-    def arena(self) -> list[Passed]:
-        """What every call hands TFLM as the tensor arena."""
+    def arena(self) -> tuple[Arena | None, str, bool]:
+        """The tensor arena every call hands TFLM, when they agree; else None with why it
+        cannot be read, and whether the code computes it at run time."""
         out = []
         for c in self.calls:
             e = self.entries.get(c.target)
@@ -186,7 +225,23 @@ class Calls:
             for p in self._values(c, e.arena, e.name.split("(")[0]):
                 size = c.values.get(e.size) if e.size is not None and p.call_site == c.call_site else None
                 out.append(Passed(p.call_site, p.callee, p.value, size, p.where, p.run_time))
-        return list({(p.call_site, p.value): p for p in out}.values())
+        passed = list({(p.call_site, p.value): p for p in out}.values())
+        if not passed:
+            return None, ("no call of TFLM's interpreter constructor or MicroAllocator::Create "
+                          "with an arena was found in the code"), False
+        unread = [p for p in passed if p.value is None]
+        if unread:
+            run_time = [p for p in unread if p.run_time]
+            return None, (run_time or unread)[0].where, bool(run_time)
+        values = {p.value for p in passed}
+        if len(values) > 1:
+            return None, (f"{len(passed)} calls hand TFLM different arenas ("
+                          f"{', '.join(f'{v:#x}' for v in sorted(values))})"), False
+        p = passed[0]
+        held = self.image.symbol_at(p.value) if p.value else None
+        size = p.size if p.size is not None else (held.address + held.size - p.value if held else None)
+        via = f"; calls at {', '.join(f'{q.call_site:#x}' for q in passed)}" if len(passed) > 1 else ""
+        return Arena(demangle(held.name) if held else None, p.value, size, f"{p.where}{via}"), "", False
 
     def model_addresses(self) -> list[tuple[int, str]]:
         """Constant addresses outside the image's sections that the code reads the model from:
@@ -204,7 +259,7 @@ class Calls:
                      if c.target in self.entries and self.entries[c.target].constructs
                      and not _in_tflm(self.image, c.function)}
         for function, call in functions.items():
-            name = demangle(_name_at(self.image, function) or f"{function:#x}")
+            name = name_at(self.image, function) or f"{function:#x}"
             for pc, load in sorted(call.loads.items()):
                 if isinstance(load, int):
                     found.setdefault(load, f"a word load at {pc:#x} in `{name}`")
@@ -217,28 +272,3 @@ class Calls:
         return [(a, w) for a, w in found.items()
                 if a % 4 == 0 and self.image.section_at(a) is None and a >= 0x1000]
 
-
-def calls_of(image) -> Calls:
-    """The image's Calls, read once per image."""
-    found = getattr(image, "_tflm_calls", None)
-    if found is None:
-        found = Calls(image)
-        image._tflm_calls = found
-    return found
-
-
-def model_missing(image: Image) -> str:
-    """Why a TFLM image has no model to check, and the option that supplies it."""
-    found = calls_of(image).model_addresses()
-    if found:
-        first, where = found[0]
-        more = "".join(f"; also {a:#x} ({w})" for a, w in found[1:])
-        return (f"model read from {first:#x}, not in the image ({where}{more}): give "
-                f"--model FILE@{first:#x}")
-    return ("no Vela .tflite with an ethos-u operator in the image's loadable sections, and the "
-            "code does not show where the model is read from (give --model FILE@ADDR)")
-
-
-def links_tflm(image: Image) -> bool:
-    """TFLM's interpreter is linked (its constructor, under any overload)."""
-    return any(e.constructs for e in entries(image).values())

@@ -1,17 +1,17 @@
 """Check: will the NPU inference in this firmware image work, and how fast?
 
 `check(elf_path, ...)` reads the image (and the map) once and runs the whole chain on them
-(`check_image`), in order:
+(`check_image`), each stage once, in order:
 
-1. the SoC and the driver's hooks; pick the binding (given, or detected: an embedded
-   vela_bin_stream blob means `executorch-arm`, a Vela .tflite with ethos-u operators means
-   `tflm-ethosu`);
-2. analyze the image (which definitions won, near misses, overrides never extracted);
-3. bind: every base-address table the firmware passes to ethosu_invoke_v3 (one per ethos-u
+1. analyze the image (which definitions won, near misses, overrides never extracted);
+2. bind (weaklink.bind.bound): the binding (given, or detected: an embedded vela_bin_stream
+   blob means `executorch-arm`, a Vela .tflite with ethos-u operators means `tflm-ethosu`);
+   every base-address table the firmware passes to ethosu_invoke_v3 (one per ethos-u
    operator of each embedded .tflite, or the blob's), with the driver's fast-memory rule
    applied; whether the backend reads the fast-scratch pointer at all is decided from the
    evidence there is (weaklink.bind.evidence: relocations, DWARF, the code), and assumed, with
    the assumption reported, when there is none;
+3. the SoC and the driver's hooks;
 4. per table: decode its stream, static findings (a null, too small or unreachable fast
    scratch; fast memory smaller than the driver's check allows);
 5. emulate each stream on the NPU with those bases: ok, hang or error, and cycles; a region in
@@ -31,12 +31,9 @@ from pathlib import Path
 import npu.api
 from npu.hw import accelerator as npu_accelerator, load_vela_ini
 from weaklink.analyze import npu_findings
-from weaklink.bind import load_binding, resolve_tables
-from weaklink.bind.fastmem import DriverInit
-from weaklink.bind.evidence import ReaderEvidence
-from weaklink.bind.references import from_dwarf
-from weaklink.bind.table import BoundBase, detect_binding
-from weaklink.bind.tflm import place_model
+from weaklink.bind.binding import load_binding, pointer_symbols
+from weaklink.bind.bound import bind_image
+from weaklink.bind.table import BoundBase
 from weaklink.check.board import choose as choose_soc
 from weaklink.check.functional import default_inputs, functional_check
 from weaklink.check.hooks import STREAM, driver_hooks
@@ -84,33 +81,23 @@ def check_image(image: Image, link_map: LinkMap | None = None, *, accelerator: s
     acc = npu_accelerator(accelerator)
     model_path, model_at = split_model_option(model_path)
     override = npu.api.load_model(model_path) if model_path else None
+    rules = load_binding(binding) if binding else None
 
-    # 1. the SoC (given, or from the NPU base the image passes ethosu_init and its segments);
-    # the driver hooks it overrides; the binding
-    init = DriverInit(image)
-    choice = choose_soc(image, acc, soc, init)   # one line, exit 2, for an NPU the SoC cannot carry
+    # 1. analysis: its findings that bear on the NPU, and which unit defined each symbol the
+    # pointer rules read
+    findings, units = npu_findings(image, link_map, pointer_symbols(rules))
+
+    # 2. bind: the binding (given, or detected), every base-address table
+    bound = bind_image(image, rules, link_map=link_map, model_path=model_path, model_at=model_at,
+                       arena=arena, link_inputs=link_inputs)
+    rules, tables = bound.rules, bound.tables
+    override = None if bound.placed is not None else override
+
+    # 3. the SoC (given, or from the NPU base the image passes ethosu_init and its segments);
+    # the driver hooks it overrides
+    choice = choose_soc(image, acc, soc, bound.init)   # one line, exit 2, for an NPU the SoC cannot carry
     board = choice.soc
     hooks = driver_hooks(image, board, memory_mode)
-    rules = load_binding(binding or detect_binding(image, override is not None))
-    placed = None
-    if rules.model_format == "tflite" and model_path:
-        placed = place_model(image, rules, model_path, model_at)
-        override = None if placed is not None else override
-
-    # 2. analysis: its findings that bear on the NPU, and which unit defined each symbol the
-    # pointer rules read
-    pointer_names = [n for r in rules.regions if r.source == "pointer" for n in r.symbols]
-    findings, units = npu_findings(image, link_map, pointer_names)
-
-    # 3. every base-address table
-    refs = None
-    if any(r.reader for r in rules.regions):
-        refs = ReaderEvidence(image, dwarf=from_dwarf(image.elf),
-                              link_inputs=link_inputs)
-    tables = resolve_tables(image, rules, refs, link_map=link_map, init=init,
-                            require_model=override is None, arena=arena, placed=placed)
-    if not tables:
-        raise InputError(image.name, f"the {rules.name} binding needs the model embedded in the image")
 
     # 4-5. per operator: findings and emulation
     soc_unknown = choice.unknown or hooks.unknown

@@ -118,7 +118,8 @@ def owners(table, image) -> list:
 
 def functional_check(model, table, image, run, accelerator) -> tuple[FunctionalCheck, list[Finding]]:
     bases = {b.region: b.address for b in table.bases}
-    found = find_corruptions(run.functional, owners(table, image), bases)
+    held = owners(table, image)                 # what each address of the image belongs to
+    found = find_corruptions(run.functional, held, bases)
     sizes = {b.region: max(b.size or 0, model.region_sizes.get(b.region, 0)) for b in table.bases}
     apart = run_functional(model, npu_accelerator(accelerator), separate_placement(sizes), default_inputs(model))
     check = FunctionalCheck(run.functional.outputs, apart.outputs, tuple(found))
