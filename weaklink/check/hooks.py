@@ -17,11 +17,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from npu.records import Record
+from npu.report import STREAM_REGION as STREAM
 from npu.soc import Soc, region_port, stream_port
 from weaklink.read import elfstructs as S
 
 REMAP, CONFIG = "ethosu_address_remap", "ethosu_config_select"
-STREAM = -1                     # the index the driver passes for the command stream
 STATES = {True: "overridden", False: "weak default", None: "not linked"}   # from overridden()
 
 
