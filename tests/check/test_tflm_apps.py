@@ -198,12 +198,36 @@ def test_arena_option_naming_nothing_is_bad_input(apps, capsys):
 
 
 def test_model_outside_the_image_is_named(apps, capsys):
+    """No model in the image, read in place from flash: the verdict is unknown (exit 1) and
+    says where from and which option supplies it; the rest of the report stands (the SoC, the
+    NPU base, the arena, the fast memory), and nothing is emulated."""
     im = apps["flash-model"]
     code = main(["check", str(im.elf), *_target_args(im)])
-    err = capsys.readouterr().err.strip().splitlines()
-    assert code == 2 and len(err) == 1
-    assert f"model read from {FLASH:#x}, not in the image" in err[0]
-    assert err[0].endswith(f"give --model FILE@{FLASH:#x}")
+    out = capsys.readouterr()
+    assert code == 1 and not out.err
+    lines = out.out.splitlines()
+    assert lines[0].endswith("NPU UNKNOWN")
+    assert f"binding tflm-ethosu: no model in the image, read from {FLASH:#x}" in lines
+    assert any(line.startswith("NPU base: ") for line in lines)
+    assert any(line.startswith("tensor arena: `tensor_arena_buf`") for line in lines)
+    assert not any(line.startswith("region ") for line in lines)          # no table to show
+    diagnosis = lines[-1]
+    assert diagnosis.startswith(f"diagnosis: cannot tell: model read from {FLASH:#x}, not in the image")
+    assert diagnosis.endswith(f"give --model FILE@{FLASH:#x}")
+
+    code = main(["check", "--json", str(im.elf), *_target_args(im)])
+    j = json.loads(capsys.readouterr().out)
+    assert code == 1 and j["npu"] == "unknown" and j["cycles"] is None and j["bases"] == []
+    assert j["model_missing"] == j["cannot_tell"] and j["cannot_tell"].endswith(f"FILE@{FLASH:#x}")
+    assert j["model"]["address"] == FLASH and j["emulation"]["status"] == "unknown"
+    assert [op["verdict"] for op in j["operators"]] == ["unknown"]
+    embedded = json.loads(_json_of(main, apps["kit-static-arena"], capsys))
+    assert "model_missing" not in embedded      # only when the image holds no model
+
+
+def _json_of(main, im, capsys) -> str:
+    main(["check", "--json", str(im.elf), *_target_args(im)])
+    return capsys.readouterr().out
 
 
 @pytest.mark.parametrize("at", [True, False])
@@ -218,3 +242,15 @@ def test_model_placed_where_the_code_reads_it(apps, at):
     assert report.table.base(0).address == FLASH + oracle["weights"]     # used in place
     address, size = nm(im.elf)["tensor_arena_buf"]
     _assert_arena_bases(report, address, size, tflite)
+
+
+def test_check_run_without_the_model_cannot_compare(apps, capsys):
+    """The image runs on QEMU (its model is not where it reads it), but check has no table to
+    hold against the run's: the comparison says it cannot be made, never a mismatch."""
+    im = apps["flash-model"]
+    code = main(["check", str(im.elf), *_target_args(im), "--run", "--timeout", "20", "--json"])
+    j = json.loads(capsys.readouterr().out)
+    assert code == 1 and j["npu"] == "unknown" and "run-mismatch" not in j["findings"]
+    assert j["comparison"]["agree"] is False
+    assert j["comparison"]["cannot_compare"].startswith("the image holds no model")
+    assert [r["field"] for r in j["comparison"]["rows"]] == ["model"]

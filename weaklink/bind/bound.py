@@ -62,15 +62,18 @@ def bind_image(image: Image, rules: Binding | None = None, *, link_map=None,
         models = find_models(image, rules) if models is None else models
         placed = place_model(model_path, model_at, models, calls) if model_path else None
         models = [placed] if placed is not None else models
-        if not models and not model_path:
-            raise InputError(image.elf.name, calls.model_missing())
-        found = find_arena(image, rules.arena, calls, link_map, arena) if models else None
+        found = find_arena(image, rules.arena, calls, link_map, arena) if models or not model_path else None
     refs = None
     if any(r.reader for r in rules.regions):
         refs = ReaderEvidence(image, link_inputs=link_inputs)
     init = DriverInit(image, INIT, calls)
     fast = resolve_fast_memory(image, rules.fast_memory, init)
-    if rules.model_format == "tflite":      # no model but --model's: no table of the image
+    if rules.model_format == "tflite" and not models and not model_path:
+        # the image holds no model: one table that says so, with where the code reads it
+        read_from = calls.model_addresses()
+        tables = [BaseAddressTable(rules.name, read_from[0][0] if read_from else 0, None, (),
+                                   model_format="tflite", arena=found, missing=calls.model_missing())]
+    elif rules.model_format == "tflite":    # no model but --model's: no table of the image
         tables = tflm_tables(image, rules, models, found) if models else []
     else:
         tables = [resolve_bases(image, rules, refs, require_model=not model_path)]

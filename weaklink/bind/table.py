@@ -61,6 +61,9 @@ class BaseAddressTable:
     operator: int | None = None   # the ethos-u operator of a tflite (0-based, model order)
     arena: object = None          # bind.tflm.Arena
     fast_memory: object = None    # bind.fastmem.FastMemory
+    # a TFLM image that holds no model to check: why (where the code reads it from, when it
+    # shows that), and the option that supplies it; the table has no bases then
+    missing: str | None = None
 
     def base(self, region: int) -> BoundBase | None:
         return next((b for b in self.bases if b.region == region), None)

@@ -141,6 +141,10 @@ def _operator(table, override, elf_path, accelerator, system_config, memory_mode
     """functional_image: --functional, with the image whose symbols own the address space.
     soc_unknown: why the SoC (or what its driver hooks do) cannot be told: the verdict is
     `unknown`, and nothing is judged against a map the image was not built for."""
+    if table.missing:               # no model to emulate: the verdict is unknown, and why
+        run = dict(accelerator=accelerator, system_config=system_config, memory_mode=memory_mode,
+                   soc=soc_ref)
+        return OperatorCheck(table, {}, (), not_emulated(run, {}), None, table.missing)
     label = "vela_bin_stream" if table.model_format != "tflite" else \
         f"{table.model_symbol or hex(table.model_address)}:ethos-u[{table.operator}]"
     model = override or npu.api.load_model(table.model_bytes, f"{elf_path}:{label}",

@@ -117,7 +117,7 @@ class CheckReport(Record):
             "model=model_facts", "finding_details=findings", "emulation=run",
             "binding=table.binding", "fast_memory=table.fast_memory", "arena=table.arena",
             "operators", "assumptions", "cannot_tell", "npu_base=soc_choice.npu_base",
-            "soc_choice", "driver_hooks=hooks", "functional?")
+            "soc_choice", "driver_hooks=hooks", "functional?", "model_missing=table.missing?")
 
     @property
     def verdict(self) -> str:
@@ -161,9 +161,13 @@ class CheckReport(Record):
     def _context(self) -> list[str]:
         """The TFLM facts a reader needs before the table: binding, arena, fast memory."""
         t, out = self.table, []
-        if t.model_format == "tflite":
+        if t.missing:
+            out.append(f"binding {t.binding}: no model in the image" + (
+                f", read from {t.model_address:#x}" if t.model_address else ""))
+        elif t.model_format == "tflite":
             out.append(f"binding {t.binding}: model " + (f"`{t.model_symbol}` " if t.model_symbol else "")
                        + f"at {t.model_address:#x}")
+        if t.model_format == "tflite":
             a = t.arena
             out.append(f"tensor arena: unknown: {a.source} (give {ARENA_OPTION})" if a is None or a.unknown
                        else f"tensor arena: `{a.name or '?'}` [{a.address:#x}, {a.end:#x}), "
@@ -228,7 +232,7 @@ class CheckReport(Record):
             if len(ops) > 1 or op.table.operator is not None:
                 where = op.table.model_symbol or f"{op.table.model_address:#x}"
                 lines.append(f"{where} ethos-u operator {op.table.operator}: {op.verdict}")
-            lines += _bases_table(op.table, op.run, self.hooks)
+            lines += _bases_table(op.table, op.run, self.hooks) if op.table.bases else []
             if len(ops) > 1:
                 lines.append("")
         if self.findings:
@@ -238,7 +242,7 @@ class CheckReport(Record):
         if self.functional is not None:
             lines += ["", *self.functional.summary()]
         if self.diagnosis:
-            lines += ["", f"diagnosis: {self.diagnosis}"]
+            lines += ([""] if lines[-1] else []) + [f"diagnosis: {self.diagnosis}"]
         if self.assumptions:
             lines.append("")
             lines += [f"assumption: {a}" for a in self.assumptions]

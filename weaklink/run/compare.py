@@ -35,12 +35,13 @@ class Row(Record):
 class Comparison(Record):
     rows: list[Row] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
+    cannot_compare: str | None = None     # why check has nothing to hold against the run
 
-    JSON = ("agree", "rows")
+    JSON = ("agree", "rows", "cannot_compare?")
 
     @property
     def agree(self) -> bool:
-        return not self.findings
+        return not self.findings and not self.cannot_compare
 
     def _add(self, job, name, check, run, agree, why=""):
         self.rows.append(Row(job, name, check, run, agree))
@@ -53,6 +54,12 @@ def compare(check_report, run_report) -> Comparison:
     out = Comparison()
     ops = list(check_report.operators)
     jobs = run_report.invocations
+    if any(op.table.missing for op in ops):
+        # no model in the image: check has no table to hold against the run's (unknown)
+        out.rows.append(Row("-", "model", "not in the image (give --model FILE@ADDR)",
+                            f"{len(jobs)} job(s), {run_report.outcome}", None))
+        out.cannot_compare = "the image holds no model, so check has no table to compare"
+        return out
     models = assign(ops, jobs)
     _counts(out, ops, jobs, models, run_report.outcome == "hang")
     for job, m in zip(jobs, models):
@@ -176,6 +183,7 @@ def joint_table(check_text: str, run_report, comparison: Comparison) -> str:
         lines += [f"{f.severity}: [{f.rule}] {f.message}" for f in comparison.findings]
     if run_report.diagnosis:
         lines += ["", f"run diagnosis: {run_report.diagnosis}"]
-    lines += ["", "check and run agree" if comparison.agree
+    lines += ["", f"check and run cannot be compared: {comparison.cannot_compare}" if comparison.cannot_compare
+              else "check and run agree" if comparison.agree
               else f"check and run differ in {len(comparison.findings)} field(s)"]
     return "\n".join(lines)
