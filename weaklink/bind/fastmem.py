@@ -19,7 +19,7 @@ from functools import cached_property
 
 
 from npu.records import Record
-from weaklink.bind import callsite
+from weaklink.bind import callsite, zephyrinit
 from weaklink.bind.binding import FastMemoryRule
 from weaklink.bind.callsite import FAST_MEMORY_REG, FAST_MEMORY_SIZE_REG, ArgValues
 from weaklink.read import elfstructs as S
@@ -52,10 +52,14 @@ class DriverInit:
 
     @cached_property
     def code(self) -> list[callsite.CodeCall]:
-        if self._calls is not None:
-            return self._calls.callee_calls
+        """The calls in the code; a call in a Zephyr device's init function, which only an init
+        entry calls, read once per entry with its device in r0 (weaklink.bind.zephyrinit)."""
         targets, _ = callsite.callee_targets(self.image, self.callee)
-        return callsite.calls_to(self.image, targets) if targets else []
+        if self._calls is not None:
+            calls = self._calls.callee_calls
+        else:
+            calls = callsite.calls_to(self.image, targets) if targets else []
+        return zephyrinit.through_init_entries(self.image, calls, targets)
 
 
 @dataclass(frozen=True)
