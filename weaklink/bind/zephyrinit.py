@@ -45,11 +45,15 @@ class InitEntry:
         return f"r0 = {device} from Zephyr's init entry `{self.name}`"
 
 
+HOLDING = (S.SHT_PROGBITS, S.SHT_INIT_ARRAY, S.SHT_FINI_ARRAY, S.SHT_PREINIT_ARRAY)
+
+
 def _held_at(image, value: int) -> list[int]:
-    """Every word-aligned address of a loaded section whose word is `value`."""
+    """Every word-aligned address of a loaded section (code, data, the C runtime's init and
+    fini arrays) whose word is `value`."""
     needle, out = struct.pack("<I", value), []
     for i, sh in enumerate(image.elf.shdrs):
-        if sh.sh_type != S.SHT_PROGBITS or not sh.sh_flags & S.SHF_ALLOC:
+        if sh.sh_type not in HOLDING or not sh.sh_flags & S.SHF_ALLOC:
             continue
         data = image.elf.section_bytes(i)
         at = data.find(needle)
