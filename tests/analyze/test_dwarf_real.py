@@ -12,6 +12,8 @@ import pytest
 from elftools.elf.elffile import ELFFile
 
 from weaklink.bind import callsite
+from weaklink.bind.fastmem import DriverInit
+from weaklink.check.board import npu_base
 from weaklink.read import elfstructs as S
 from weaklink.read.dwarf import dwarf_of
 from weaklink.read.dwarf.forms import constant
@@ -151,3 +153,15 @@ def test_call_sites(real):
                     regs[loc.value[0] - 0x50] = v
             want.append((die.attributes["DW_AT_call_return_pc"].value - 4, regs))
     assert got == want
+
+
+def test_zephyrs_npu_base_through_its_init_entry(real):
+    """Zephyr's sample calls ethosu_init only from ethosu_zephyr_init, which only its init entry
+    calls; DWARF's call site gives r1 no value, the code read with r0 = the entry's device gives
+    the devicetree's ethosu@48102000 (weaklink.bind.zephyrinit)."""
+    image = real[0]
+    if not image.lookup("ethosu_zephyr_init"):
+        pytest.skip("not a Zephyr image")
+    base = npu_base(DriverInit(image))
+    assert base.address == 0x48102000
+    assert "with r0 = `__device_dts_ord_14` from Zephyr's init entry `__init___device_dts_ord_14`" in base.source

@@ -94,6 +94,22 @@ def test_a_bad_soc_file_names_the_key_and_the_file(tmp_path, boards, capsys, tex
     assert len(err.splitlines()) == 1 and key in err and "Traceback" not in err
 
 
+def test_a_zephyr_devices_base_through_its_init_entry(boards):
+    """Zephyr's shape: nothing calls the driver's init function but the init entry
+    {ethosu_zephyr_init, &__device_dts_ord_14}; ethosu_init's base is the device's const
+    config's first word. Read with r0 = the device, it is Corstone-300's NPU page, which picks
+    corstone-300 from evidence rather than as the default."""
+    report = _check(boards["zephyr-device-u55"])
+    base = report.soc_choice.npu_base
+    assert base.address == 0x48102000
+    entry = "r0 = `__device_dts_ord_14` from Zephyr's init entry `__init___device_dts_ord_14`"
+    assert f"(the code before the call, with {entry})" in base.source
+    assert report.verdict == "ok" and report.soc == "corstone-300"
+    assert "corstone-300's NPU register page" in report.soc_choice.why and entry in report.soc_choice.why
+    assert report.to_json()["npu_base"]["address"] == 0x48102000
+    assert "NPU base: 0x48102000" in report.to_table()
+
+
 def test_a_zephyr_devicetree(corstone):
     """The memories and the arm,ethos-u node of a Zephyr build's zephyr.dts: the port
     reachability it does not tell is an assumption; a TCM is taken as private to the CPU."""

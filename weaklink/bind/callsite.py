@@ -184,25 +184,60 @@ class CodeCall:
                                                   # a call returned or a load the reader cannot follow
     read_only: dict = field(default_factory=dict)  # r0-r3 -> (load pc, address): a constant read
                                                    # from a read-only word of the image
+    seed: str = ""              # the values at the function's entry the call was read with, when
+                                # the image tells them (weaklink.bind.zephyrinit)
+
+
+def _word_reader(code: bytes, base: int):
+    def word(addr):
+        off = addr - base
+        return struct.unpack_from("<I", code, off)[0] if 0 <= off <= len(code) - 4 else None
+    return word
+
+
+def _code_sections(image):
+    elf = image.elf
+    for i, sh in enumerate(elf.shdrs):
+        if sh.sh_type == S.SHT_PROGBITS and sh.sh_flags & S.SHF_EXECINSTR:
+            yield elf.section_bytes(i), sh.sh_addr
+
+
+def read_again(image, function: int, targets: set[int], seed: dict) -> list[ArgValues]:
+    """The calls of `targets` in the function that starts at `function`, read again with the
+    registers' values at its entry that `seed` gives, loads from read-only words followed (for
+    the few functions whose entry values the image tells, weaklink.bind.zephyrinit)."""
+    for code, base in _code_sections(image):
+        if base <= function < base + len(code):
+            end = next((e for s, e in _function_extents(image, base, base + len(code)) if s == function), None)
+            if end is None:
+                return []
+            return _calls_in(code, base, function, end, targets, _word_reader(code, base), seed,
+                             memory=lambda pc, address: read_only_word(image, address))
+    return []
+
+
+def branches_to(image, targets: set[int]) -> list[int]:
+    """The BLs and branches (tail calls) whose static target is one of `targets`, each checked by
+    decoding the instruction there: the direct calls of a function."""
+    out = []
+    for code, base in _code_sections(image):
+        for pc in thumb.branch_sites(code, base, targets):
+            insn = thumb.at(code, base, pc)
+            if insn is not None and insn.flow in (thumb.CALL, thumb.JUMP, thumb.BRANCH) and insn.target in targets:
+                out.append(pc)
+    return out
 
 
 def calls_to(image, targets: set[int]) -> list[CodeCall]:
     """Every BL (or tail call) to one of `targets` in the image's code, with the constants in
     r0-r3, the registers that still hold the calling function's own arguments, and the word
     loads of the calling function whose base is a constant or one of its arguments."""
-    elf, out = image.elf, []
+    out = []
 
     def memory(pc, address):
         return read_only_word(image, address)
-    for i, sh in enumerate(elf.shdrs):
-        if sh.sh_type != S.SHT_PROGBITS or not sh.sh_flags & S.SHF_EXECINSTR:
-            continue
-        code, base = elf.section_bytes(i), sh.sh_addr
-
-        def word(addr, code=code, base=base):
-            off = addr - base
-            return struct.unpack_from("<I", code, off)[0] if 0 <= off <= len(code) - 4 else None
-
+    for code, base in _code_sections(image):
+        word = _word_reader(code, base)
         sites, decoded = thumb.branch_sites(code, base, targets), {}
         for start, end in _function_extents(image, base, base + len(code)):
             k = bisect.bisect_left(sites, start)

@@ -19,7 +19,7 @@ from functools import cached_property
 
 
 from npu.records import Record
-from weaklink.bind import callsite
+from weaklink.bind import callsite, zephyrinit
 from weaklink.bind.binding import FastMemoryRule
 from weaklink.bind.callsite import FAST_MEMORY_REG, FAST_MEMORY_SIZE_REG, ArgValues
 from weaklink.read import elfstructs as S
@@ -52,10 +52,14 @@ class DriverInit:
 
     @cached_property
     def code(self) -> list[callsite.CodeCall]:
-        if self._calls is not None:
-            return self._calls.callee_calls
+        """The calls in the code; a call in a Zephyr device's init function, which only an init
+        entry calls, read once per entry with its device in r0 (weaklink.bind.zephyrinit)."""
         targets, _ = callsite.callee_targets(self.image, self.callee)
-        return callsite.calls_to(self.image, targets) if targets else []
+        if self._calls is not None:
+            calls = self._calls.callee_calls
+        else:
+            calls = callsite.calls_to(self.image, targets) if targets else []
+        return zephyrinit.through_init_entries(self.image, calls, targets)
 
 
 @dataclass(frozen=True)
@@ -102,14 +106,14 @@ def _agreed(calls, source: str, image, callee: str) -> FastMemory | None:
     with why, when a site's r2 cannot be read or the sites disagree."""
     if not calls:
         return None
-    sites = ", ".join(f"{c.call_site:#x}" for c in calls)
+    sites = ", ".join(dict.fromkeys(f"{c.call_site:#x}" for c in calls))   # one per Zephyr init entry
     unread = [c for c in calls if FAST_MEMORY_REG not in c.values]
     if unread:
         why = next((c.note for c in unread if c.note), "") or \
             "r2 holds no constant there (loaded from memory, an argument, computed, or not the same on every path)"
         return FastMemory(None, None, "unknown",
                           note=f"the call of {callee} at {unread[0].call_site:#x} ({source}"
-                               f"{f'; calls at {sites}' if len(calls) > 1 else ''}): {why}")
+                               f"{f'; calls at {sites}' if ',' in sites else ''}): {why}")
     seen = {(c.values[FAST_MEMORY_REG], c.values.get(FAST_MEMORY_SIZE_REG)) for c in calls}
     if len(seen) != 1:
         return FastMemory(None, None, "unknown",

@@ -49,18 +49,25 @@ class SocChoice(Record):
 
 
 def npu_base(init: DriverInit) -> NpuBase:
-    """The base address every call of ethosu_init passes in r1, when they agree."""
+    """The base address every call of ethosu_init passes in r1, when they agree. A call in a
+    Zephyr device's init function is read once per init entry, with its device in r0
+    (weaklink.bind.zephyrinit): the source names the entries."""
     if not init.linked:
         return NpuBase(None, f"{INIT} is not linked")
+    read_with = ""
     for calls, how in ((init.dwarf, "DWARF call site"), (init.code, "the constants before the call")):
+        seeds = "; ".join(dict.fromkeys(c.seed for c in calls if getattr(c, "seed", "")))
+        if seeds:
+            how, read_with = f"the code before the call, with {seeds}", f" (read with {seeds})"
         known = {c.values[BASE_REG] for c in calls if BASE_REG in c.values}
         if calls and len(known) == 1 and all(BASE_REG in c.values for c in calls):
-            sites = ", ".join(f"{c.call_site:#x}" for c in calls)
+            sites = ", ".join(dict.fromkeys(f"{c.call_site:#x}" for c in calls))
             return NpuBase(known.pop(), f"r1 of {INIT} at {sites} ({how})")
         if len(known) > 1:
             return NpuBase(None, f"the calls of {INIT} pass different base addresses "
-                                 f"({', '.join(f'{k:#x}' for k in sorted(known))})")
-    return NpuBase(None, f"r1 of {INIT} holds no constant at its call (computed, or loaded from memory)")
+                                 f"({', '.join(f'{k:#x}' for k in sorted(known))}){read_with}")
+    return NpuBase(None, f"r1 of {INIT} holds no constant at its call (computed, or loaded from "
+                         f"memory){read_with}")
 
 
 def outside(image, soc: Soc) -> tuple[int, int] | None:
