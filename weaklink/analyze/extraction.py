@@ -43,7 +43,6 @@ import os
 from weaklink.errors import InputError
 from weaklink.read.archive import Archive
 from weaklink.read.objfile import K_UNDEF, ObjectFile
-from weaklink.resolve import link
 from weaklink.rules import OVERRIDE_NOT_EXTRACTED, Finding
 
 # Reasons (weaklink.resolve.gnu.explain) of a member the archive search skipped while SYM was
@@ -212,6 +211,9 @@ def not_extracted(weak_names: list[str], args: list[str], link_dir: str | None,
     """Findings for every weak survivor whose strong definition an unextracted member held
     and that the link wanted (the module docstring's two rules). `discarded`: (file, section)
     of the map's discarded input sections."""
+    # the link replayed, only when the map (or --link-dir) gives its line: the resolution
+    # model's import costs every other analyze 13 ms at start-up
+    from weaklink.resolve import link
     names = weak_names[:MAX_SYMBOLS]
     survivors = set(weak_names)
     result = link(args, why_not=names, cwd=link_dir, cref=True)
