@@ -254,3 +254,17 @@ def test_check_run_without_the_model_cannot_compare(apps, capsys):
     assert j["comparison"]["agree"] is False
     assert j["comparison"]["cannot_compare"].startswith("the image holds no model")
     assert [r["field"] for r in j["comparison"]["rows"]] == ["model"]
+
+
+def test_one_lookup_by_demangled_name_serves_analyze_and_check(apps, capsys):
+    """A static C++ array is a local symbol known by its mangled name only: `analyze --symbol`
+    and `check --arena` both find `arm::app::tensorArena` by its demangled name, through the
+    image's one lookup (weaklink.read.symbols)."""
+    im = apps["kit-static-arena"]
+    address, size = nm(im.elf)["_ZN3arm3appL11tensorArenaE"]
+    assert main(["analyze", str(im.elf), "--json", "--symbol", "arm::app::tensorArena"]) == 0
+    q = json.loads(capsys.readouterr().out)["queried"]["arm::app::tensorArena"]
+    assert q["found"] and q["binding"] == "local" and (q["address"], q["size"]) == (address, size)
+    assert q["name"] == "_ZN3arm3appL11tensorArenaE"
+    report = _check(im, arena="arm::app::tensorArena")
+    assert (report.table.arena.address, report.table.arena.size) == (address, size)

@@ -124,22 +124,12 @@ class GlobalSymbols:
         scans it for the names used as types)."""
         return b"\n".join(self.demangled)
 
-    def find_demangled(self, name: str) -> int | None:
-        """The .symtab index of the global whose demangled name is `name` (a C++ name such
-        as `ns::x`), or None."""
-        lines = self.demangled
-        try:
-            k = lines.index(name.encode())
-        except ValueError:
-            return None
-        return self.cols.index[self.mangled_rows[k]]
-
     def lookup(self, name: str) -> tuple:
         """The defined symbols called `name`: a .symtab name, or a demangled C++ name (`ns::x`)."""
         hits = self.image.lookup(name)
         if not hits and "::" in name:
-            index = self.find_demangled(name)
-            hits = (self.image.symbol(index),) if index is not None else ()
+            sym = self.image.demangled_symbol(name)
+            hits = (sym,) if sym is not None else ()
         return hits
 
     def names(self, rows) -> list[str]:

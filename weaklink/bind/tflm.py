@@ -45,7 +45,7 @@ from npu.read.tflite import IDENTIFIER, EthosuOperator, TflTensor, read_tflite
 from npu.records import Record
 from weaklink.bind.binding import ArenaRule, Binding
 from weaklink.bind.table import BaseAddressTable, BoundBase, symbol_fact
-from weaklink.demangle import demangle, demangle_many
+from weaklink.demangle import demangle
 from weaklink.errors import InputError
 from weaklink.read import elfstructs as S
 from weaklink.read.image import Image
@@ -176,16 +176,8 @@ def _objects(image: Image):
 
 
 def _lookup(image: Image, name: str):
-    sym = image.symbol_named(name, local=True)
-    if sym is not None:
-        return sym.name, sym.address, sym.size
-    c = image.defined
-    rows = sorted(compress(range(len(c)), c.size), key=c.address.__getitem__)
-    mangled = [(row, raw.decode("utf-8", "replace"))
-               for row, raw in zip(rows, image.cut_names([c.name_off[k] for k in rows])) if raw.startswith(b"_Z")]
-    demangled = demangle_many(text for _, text in mangled)
-    row = next((row for row, text in mangled if demangled[text] == name), None)
-    return None if row is None else (name, c.address[row], c.size[row])
+    sym = image.symbol_named(name, local=True) or image.demangled_symbol(name)
+    return None if sym is None else (sym.name if sym.name == name else name, sym.address, sym.size)
 
 
 def stated(image: Image, spec: str, link_map=None) -> Arena:

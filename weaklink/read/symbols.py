@@ -18,6 +18,7 @@ from functools import cached_property
 from itertools import accumulate, repeat
 from operator import eq
 
+from weaklink.demangle import demangle_many
 from weaklink.read import elfstructs as S
 
 _COLUMNS = (
@@ -342,6 +343,17 @@ class SymbolLookup:
         there is none (a `static` arena or buffer)."""
         kinds = (S.STB_GLOBAL, S.STB_WEAK) + ((S.STB_LOCAL,) if local else ())
         return next((s for s in self.lookup(name) if s.binding in kinds), None)
+
+    def demangled_symbol(self, name: str) -> Symbol | None:
+        """The defined symbol whose C++ name, demangled, is `name` (`arm::app::tensorArena`,
+        `(anonymous namespace)::inferenceProcessTensorArena`): a static C++ array is a local
+        symbol known by its mangled name only. Globals first; None when none is."""
+        c = self.defined
+        rows = [k for k, off in enumerate(c.name_off) if self.strtab.startswith(b"_Z", off)]
+        mangled = [raw.decode("utf-8", "replace") for raw in self.cut_names([c.name_off[k] for k in rows])]
+        demangled = demangle_many(mangled)
+        hits = [self.symbol(c.index[k]) for k, text in zip(rows, mangled) if demangled[text] == name]
+        return min(hits, key=lambda s: (s.binding == S.STB_LOCAL, s.index), default=None)
 
     def names_of(self, indices) -> list[str]:
         """The names of the .symtab entries at `indices` (a relocation names its symbol so)."""
