@@ -31,14 +31,17 @@ class FunctionalCell(Record):
         return f"≠ {self.reference} ({self.bytes_differing}/{self.output_bytes} B)"
 
 
-def _litert(tflite: Path, inputs) -> list[np.ndarray] | None:
+def litert_outputs(tflite: Path, inputs) -> list[np.ndarray] | None:
+    """The outputs of LiteRT's reference kernels on `inputs` (one array per input, or a function
+    of the interpreter's input details that makes them); None without LiteRT (an extra)."""
     try:
         from ai_edge_litert.interpreter import Interpreter, OpResolverType
     except ImportError:
         return None
     it = Interpreter(model_path=str(tflite), experimental_op_resolver_type=OpResolverType.BUILTIN_REF)
     it.allocate_tensors()
-    for d, x in zip(it.get_input_details(), inputs):
+    details = it.get_input_details()
+    for d, x in zip(details, inputs(details) if callable(inputs) else inputs):
         it.set_tensor(d["index"], np.asarray(x).reshape(d["shape"]))
     it.invoke()
     return [it.get_tensor(d["index"]) for d in it.get_output_details()]
@@ -52,7 +55,7 @@ def functional_cell(report, tflite: Path) -> FunctionalCell | None:
     want = None
     if tflite.is_file():
         model = npu.api.load_model(report.table.model_bytes, report.file)
-        want = _litert(tflite, default_inputs(model))
+        want = litert_outputs(tflite, default_inputs(model))
     if want is None:
         return FunctionalCell("apart", f.outputs_equal, f.output_bytes_differing, f.output_bytes)
     got = f.outputs

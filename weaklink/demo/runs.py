@@ -25,6 +25,7 @@ from npu.records import Record
 from weaklink.builders import firmware as fixtures
 from weaklink.errors import InputError
 from weaklink.builders.firmware import Variant
+from weaklink.demo.functional import litert_outputs
 from weaklink.run import run
 from weaklink.run.compare import compare
 from weaklink.run.image import NotOnBoard
@@ -127,18 +128,12 @@ def fnv1a(data: bytes) -> int:
 
 def litert_checksum(tflite: Path) -> int | None:
     """FNV-1a of LiteRT's output 0 for the runner's input pattern; None without LiteRT."""
-    try:
-        from ai_edge_litert.interpreter import Interpreter, OpResolverType
-    except ImportError:
-        return None
-    it = Interpreter(model_path=str(tflite), experimental_op_resolver_type=OpResolverType.BUILTIN_REF)
-    it.allocate_tensors()
-    d = it.get_input_details()[0]
-    n = int(np.prod(d["shape"])) * np.dtype(d["dtype"]).itemsize
-    x = np.frombuffer(bytes((i * 37 + 11) & 0xFF for i in range(n)), dtype=d["dtype"]).reshape(d["shape"])
-    it.set_tensor(d["index"], x)
-    it.invoke()
-    return fnv1a(it.get_tensor(it.get_output_details()[0]["index"]).tobytes())
+    def pattern(details):
+        d = details[0]
+        n = int(np.prod(d["shape"])) * np.dtype(d["dtype"]).itemsize
+        return [np.frombuffer(bytes((i * 37 + 11) & 0xFF for i in range(n)), dtype=d["dtype"])]
+    out = litert_outputs(tflite, pattern)
+    return None if out is None else fnv1a(out[0].tobytes())
 
 
 def footnotes(rows) -> list[str]:
