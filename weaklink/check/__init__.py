@@ -40,7 +40,7 @@ from weaklink.check.hooks import STREAM, driver_hooks
 from weaklink.check.report import CheckReport, FastScratch, OperatorCheck, worst
 from weaklink.check.static import fast_memory_findings, fast_scratch_findings, placement_findings
 from weaklink.check.unknown import (binding_assumptions, cannot_tell_base, cannot_tell_fast_memory,
-                                    not_emulated, unknown_needed)
+                                    not_emulated, reader_assumptions, unknown_needed)
 from weaklink.errors import InputError
 from weaklink.read.image import Image
 from weaklink.read.ldmap import parse_map
@@ -112,28 +112,10 @@ def check_image(image: Image, link_map: LinkMap | None = None, *, accelerator: s
                        fast_scratch=_fast_scratch(fast, board),
                        needs=main.needs, findings=tuple(findings + _union(ops)), run=main.run,
                        operators=tuple(ops), functional=main.functional,
-                       assumptions=binding_assumptions(tables) + _assumptions(ops, rules) + (
+                       assumptions=binding_assumptions(tables) + reader_assumptions(ops, rules) + (
                            () if soc_unknown else hooks.assumptions + tuple(
                                dict.fromkeys(a for op in ops for a in op.run.assumptions))),
                        cannot_tell=main.cannot_tell)
-
-
-def _assumptions(ops, rules) -> tuple[str, ...]:
-    """A pointer rule with no evidence either way takes the binding's documented behaviour:
-    the reader reads the pointer. Said when a stream uses that region."""
-    out = []
-    for op in ops:
-        for b in op.table.bases:
-            ev = b.evidence
-            rule = rules.region(b.region)
-            if ev is None or ev.reads is not None or b.region not in op.needs or rule is None:
-                continue
-            name = b.symbol.name if b.symbol else rule.symbols[0]
-            out.append(f"`{name}` is read by the {rule.reader} code and passed as region "
-                       f"{b.region} ({b.name}), as the {rules.name} binding documents: there is "
-                       f"no evidence either way ({ev.detail}; give the link's objects with "
-                       f"--link-input, or link with --emit-relocs, to decide)")
-    return tuple(dict.fromkeys(out))
 
 
 def _operator(table, override, elf_path, accelerator, system_config, memory_mode, soc_ref, board,

@@ -22,6 +22,24 @@ def binding_assumptions(tables) -> tuple[str, ...]:
     return tuple(dict.fromkeys(text for text in texts if text))
 
 
+def reader_assumptions(ops, rules) -> tuple[str, ...]:
+    """A pointer rule with no evidence either way takes the binding's documented behaviour:
+    the reader reads the pointer. Said when a stream uses that region."""
+    out = []
+    for op in ops:
+        for b in op.table.bases:
+            ev = b.evidence
+            rule = rules.region(b.region)
+            if ev is None or ev.reads is not None or b.region not in op.needs or rule is None:
+                continue
+            name = b.symbol.name if b.symbol else rule.symbols[0]
+            out.append(f"`{name}` is read by the {rule.reader} code and passed as region "
+                       f"{b.region} ({b.name}), as the {rules.name} binding documents: there is "
+                       f"no evidence either way ({ev.detail}; give the link's objects with "
+                       f"--link-input, or link with --emit-relocs, to decide)")
+    return tuple(dict.fromkeys(out))
+
+
 def cannot_tell_fast_memory(table, needs: dict[int, int]) -> str | None:
     """Why the driver's fast-memory rule cannot be applied, when it matters: with more than 2
     entries the driver replaces region 2 by a non-zero fast memory, after failing the invoke
