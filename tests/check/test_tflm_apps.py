@@ -268,3 +268,18 @@ def test_one_lookup_by_demangled_name_serves_analyze_and_check(apps, capsys):
     assert q["name"] == "_ZN3arm3appL11tensorArenaE"
     report = _check(im, arena="arm::app::tensorArena")
     assert (report.table.arena.address, report.table.arena.size) == (address, size)
+
+
+def test_the_arena_through_a_long_branch_stub_is_read(apps):
+    """Model::Init sits in another memory than its caller, which calls it through GNU ld's
+    long-branch stub (Alif's RTSS images: MainLoop in the TCM, Model::Init in MRAM): the call of
+    the stub is a call of Model::Init, so the arena it hands on to MicroAllocator::Create is
+    read from the code, never guessed by name (`image_scratch_arena` is the larger one)."""
+    im = apps["kit-far-init"]
+    symbols = nm(im.elf)
+    assert "___ZN5Model4InitEPhmm_veneer" in symbols            # the trait: the stub is there
+    report = _check(im)
+    a = report.table.arena
+    assert (a.address, a.size) == symbols["_ZN3arm3appL11tensorArenaE"]
+    assert "Model::Init" in a.source and "hands it on to tflite::MicroAllocator::Create" in a.source
+    assert a.assumption is None and report.verdict == "ok"

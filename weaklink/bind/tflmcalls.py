@@ -25,7 +25,7 @@ is unknown, and said so.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 
 from weaklink.bind import callsite
@@ -138,10 +138,19 @@ class Calls:
 
     @cached_property
     def callers(self) -> list[callsite.CodeCall]:
+        """The calls of the functions that pass an argument on to TFLM, or construct its
+        interpreter. A BL to GNU ld's long-branch stub of one (`__<name>_veneer`: code in a TCM
+        calling code in flash, as Alif's RTSS images do) is a call of it."""
         follow = {c.function for c in self.calls if c.passed}
         follow |= {c.function for c in self.calls if c.target in self.entries and
                    self.entries[c.target].constructs and not _in_tflm(self.image, c.function)}
-        return callsite.calls_to(self.image, follow) if follow else []
+        via = {}
+        for function in follow:
+            sym = self.image.symbol_at(function)
+            stubs = callsite.callee_targets(self.image, sym.name)[0] if sym is not None else set()
+            via.update((stub, function) for stub in stubs if stub != function)
+        calls = callsite.calls_to(self.image, follow | set(via)) if follow else []
+        return [replace(c, target=via.get(c.target, c.target)) for c in calls]
 
     def links_tflm(self) -> bool:
         """TFLM's interpreter is linked (its constructor, under any overload)."""
