@@ -41,3 +41,19 @@ def firmware(cross_toolchain):
     from weaklink.builders import firmware as fixtures
 
     return {o.variant.name: o for o in fixtures.build()}
+
+
+@pytest.fixture
+def code_scans(monkeypatch) -> list[set[int]]:
+    """The target sets of every scan of the code for calls (weaklink.bind.callsite.calls_to)
+    made while the test runs, in order: a test counts how often the code is read."""
+    from weaklink.bind import callsite
+
+    scans, real = [], callsite.calls_to
+
+    def counting(image, targets):
+        scans.append(set(targets))
+        return real(image, targets)
+
+    monkeypatch.setattr(callsite, "calls_to", counting)
+    return scans

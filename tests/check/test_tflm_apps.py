@@ -56,27 +56,19 @@ def test_tflm_entry_points_are_matched_demangled(apps):
     assert ctor.constructs
 
 
-def test_one_scan_reads_ethosu_init_and_tflm_calls(apps, monkeypatch):
+def test_one_scan_reads_ethosu_init_and_tflm_calls(apps, code_scans):
     """The calls of ethosu_init (the NPU base, the fast memory) and of TFLM's entry points (the
     arena) are read in one scan of the code; only the functions that pass an argument on to
     TFLM get a second one."""
     from weaklink.bind import callsite
 
-    scans = []
-    real = callsite.calls_to
-
-    def counting(image, targets):
-        scans.append(set(targets))
-        return real(image, targets)
-
-    monkeypatch.setattr(callsite, "calls_to", counting)
     im = apps["kit-static-arena"]
     report = _check(im)
     image = Image.from_path(im.elf)
     init, _ = callsite.callee_targets(image, "ethosu_init")
     tflm = set(entries(image))
     assert report.table.arena.source.startswith("the code before the call")
-    assert init and tflm and [t for t in scans if t & (init | tflm)] == [init | tflm], scans
+    assert init and tflm and [t for t in code_scans if t & (init | tflm)] == [init | tflm], code_scans
 
 
 @pytest.mark.parametrize("variant,symbol", [
