@@ -106,14 +106,15 @@ def _agreed(calls, source: str, image, callee: str) -> FastMemory | None:
     with why, when a site's r2 cannot be read or the sites disagree."""
     if not calls:
         return None
-    sites = ", ".join(dict.fromkeys(f"{c.call_site:#x}" for c in calls))   # one per Zephyr init entry
+    call_sites = list(dict.fromkeys(c.call_site for c in calls))   # a Zephyr init function's once
+    sites = ", ".join(f"{a:#x}" for a in call_sites)
     unread = [c for c in calls if FAST_MEMORY_REG not in c.values]
     if unread:
         why = next((c.note for c in unread if c.note), "") or \
             "r2 holds no constant there (loaded from memory, an argument, computed, or not the same on every path)"
         return FastMemory(None, None, "unknown",
                           note=f"the call of {callee} at {unread[0].call_site:#x} ({source}"
-                               f"{f'; calls at {sites}' if ',' in sites else ''}): {why}")
+                               f"{f'; calls at {sites}' if len(call_sites) > 1 else ''}): {why}")
     seen = {(c.values[FAST_MEMORY_REG], c.values.get(FAST_MEMORY_SIZE_REG)) for c in calls}
     if len(seen) != 1:
         return FastMemory(None, None, "unknown",
